@@ -1,0 +1,162 @@
+#include "mutex.h"
+
+#include "spin.h"
+
+namespace parklock {
+
+namespace {
+
+// Spinning pays only while the holder is running and about to release; 40 rounds of exponential
+// pause (then yield) cover a short critical section without burning a core on a long one.
+constexpr int kSpinLimit = 40;
+
+}  // namespace
+
+MutexWord::Attempt MutexWord::try_acquire_or_mark(ThreadId self, std::int32_t seen,
+                                                  bool must_mark_parked) {
+  if (seen == kUnlocked) {
+    // Barging: whoever gets here first takes it, woken waiter or newcomer.
+    const std::int32_t mine = held_by(self, must_mark_parked ? kLockedParked : kLocked);
+    return word().compare_exchange_weak(seen, mine, std::memory_order_acquire,
+                                        std::memory_order_relaxed)
+               ? Attempt::kAcquired
+               : Attempt::kRetry;
+  }
+  switch (state_of(seen)) {
+    case kLocked:
+      return word().compare_exchange_weak(seen, (seen & ~kStateMask) | kLockedParked,
+                                          std::memory_order_relaxed)
+                 ? Attempt::kContended
+                 : Attempt::kRetry;
+    case kLockedParked:
+      return Attempt::kContended;
+    default:  // owner bits without a state, or state 3
+      return Attempt::kCorrupt;
+  }
+}
+
+MutexWord::LockStatus MutexWord::lock_slow(ThreadId self, Deadline deadline,
+                                           const Interrupt* interrupt) {
+  const std::int32_t initial = word().load(std::memory_order_relaxed);
+  if (initial != kUnlocked && owner_of(initial) == self) return LockStatus::kAlreadyHeld;
+  const Clock::time_point since = Clock::now();
+  bool must_mark_parked = false;
+  int spins = 0;
+  for (;;) {
+    const std::int32_t seen = word().load(std::memory_order_relaxed);
+    if (state_of(seen) == kLocked && !must_mark_parked && spins < kSpinLimit) {
+      spin_pause(spins++);
+      continue;
+    }
+    switch (try_acquire_or_mark(self, seen, must_mark_parked)) {
+      case Attempt::kAcquired:
+        return LockStatus::kAcquired;
+      case Attempt::kRetry:
+        continue;
+      case Attempt::kCorrupt:
+        return LockStatus::kCorrupt;
+      case Attempt::kContended:
+        break;
+    }
+    // The state is 2 now, so whatever happens next the holder will wake a waiter: any duty to
+    // mark the lock contended is done and leaving on timeout is safe.
+    must_mark_parked = false;
+    if (deadline.expired()) return LockStatus::kTimedOut;
+
+    ParkResult parked = parking_lot::park(
+        address(),
+        [this] { return state_of(word().load(std::memory_order_relaxed)) == kLockedParked; },
+        deadline, interrupt, since);
+    switch (parked.status) {
+      case ParkResult::Status::kInvalid:
+        continue;
+      case ParkResult::Status::kTimedOut:
+        return LockStatus::kTimedOut;
+      case ParkResult::Status::kInterrupted:
+        return LockStatus::kInterrupted;
+      case ParkResult::Status::kUnparked:
+        break;
+    }
+    if (parked.interrupted) {
+      abandon_wake(self, parked.token);
+      return LockStatus::kInterrupted;
+    }
+    if (parked.token == kHandedOff) return LockStatus::kAcquired;
+    // A waiter whose deadline passed while it was being woken still competes once: the loop only
+    // checks the deadline after the state is 2, which is what passing the wake-up on requires.
+    must_mark_parked = parked.token == kReleasedWithMoreWaiters;
+    spins = 0;
+  }
+}
+
+MutexWord::UnlockStatus MutexWord::unlock_slow(ThreadId self) noexcept {
+  for (;;) {
+    std::int32_t seen = word().load(std::memory_order_relaxed);
+    if (seen == kUnlocked || owner_of(seen) != self) return UnlockStatus::kNotOwner;
+    if (state_of(seen) == kLockedParked) break;
+    if (state_of(seen) != kLocked) return UnlockStatus::kCorrupt;
+    if (word().compare_exchange_weak(seen, kUnlocked, std::memory_order_release,
+                                     std::memory_order_relaxed)) {
+      return UnlockStatus::kUnlocked;
+    }
+  }
+  // Only the holder changes a word whose state is 2, so it stays as seen until the release below,
+  // which happens under the bucket lock: a thread validating its park sees either 2 (and is found
+  // here) or the new value (and does not park).
+  parking_lot::unpark_one(address(), [this](const UnparkInfo& info) -> WakeToken {
+    if (info.unparked && info.waited >= kFairnessBound) {
+      word().store(held_by(info.thread, info.has_more ? kLockedParked : kLocked),
+                   std::memory_order_release);
+      return kHandedOff;
+    }
+    word().store(kUnlocked, std::memory_order_release);
+    return info.has_more ? kReleasedWithMoreWaiters : kReleased;
+  });
+  return UnlockStatus::kUnlocked;
+}
+
+MutexWord::AsyncStep MutexWord::lock_or_enqueue(ThreadId self, Waiter& waiter,
+                                                bool must_mark_parked) {
+  for (;;) {
+    const std::int32_t seen = word().load(std::memory_order_relaxed);
+    switch (try_acquire_or_mark(self, seen, must_mark_parked)) {
+      case Attempt::kAcquired:
+        return AsyncStep::kAcquired;
+      case Attempt::kRetry:
+        continue;
+      case Attempt::kCorrupt:
+        return AsyncStep::kCorrupt;
+      case Attempt::kContended:
+        break;
+    }
+    must_mark_parked = false;
+    if (parking_lot::enqueue(address(), waiter, [this] {
+          return state_of(word().load(std::memory_order_relaxed)) == kLockedParked;
+        })) {
+      return AsyncStep::kQueued;
+    }
+  }
+}
+
+void MutexWord::abandon_wake(ThreadId self, WakeToken token) noexcept {
+  if (token == kHandedOff) {
+    unlock(self);
+    return;
+  }
+  if (token != kReleasedWithMoreWaiters) return;
+  for (;;) {
+    switch (try_acquire_or_mark(self, word().load(std::memory_order_relaxed), true)) {
+      case Attempt::kAcquired:
+        // We now hold it with state 2, so this release wakes the next waiter.
+        unlock(self);
+        return;
+      case Attempt::kRetry:
+        continue;
+      case Attempt::kContended:
+      case Attempt::kCorrupt:
+        return;
+    }
+  }
+}
+
+}  // namespace parklock

@@ -1,0 +1,173 @@
+// A three-state mutex in one 32-bit word of caller-owned (possibly shared) memory.
+//
+// Shared-memory layout (kBytes = 4, kAlign = 4; zero is an unlocked mutex):
+//
+//   bits   field  values
+//   -----  -----  --------------------------------------------------------------------------------
+//   0..1   state  0 kUnlocked      nobody holds it (then the whole word is 0)
+//                 1 kLocked        held; no waiter has parked since it was last released
+//                 2 kLockedParked  held, and waiters may be parked: the holder's unlock must take
+//                                  the slow path and wake one
+//                 3                never written: a word with it is corrupt
+//   2..31  owner  the holder's ThreadId (kOwnerShift); 0 while unlocked
+//
+// Keeping the owner in the state word makes ownership exact at no cost: acquiring and recording
+// the owner is one compare-and-swap, and so is checking the owner and releasing. No instant exists
+// in which the mutex is held but names no owner, or names a thread that has already released it.
+//
+// Lock (a) CAS 0 -> self|1: that is the whole fast path. Otherwise (b) spin briefly while the
+// state is 1, (c) CAS the state 1 -> 2 to announce a waiter, (d) park on the word while its state
+// still reads 2, and (e) after a wake-up go back to (a).
+//
+// Unlock (a) CAS self|1 -> 0: fast path. Otherwise the state is 2 and (b) the slow path dequeues
+// the longest waiter under the bucket lock and either
+//   - releases the lock (word 0) and wakes the waiter to compete for it with any newcomer
+//     (barging: a running thread can take the lock at once, which is what makes a mutex fast), or
+//   - if that waiter has waited longer than kFairnessBound, hands the lock to it directly: the
+//     word becomes waiter|2 (waiter|1 if nobody else waits) without ever being free.
+// So barging is allowed but bounded: no waiter, blocking or asynchronous, waits much longer than
+// the fairness bound beyond its turn in the FIFO queue.
+//
+// The one subtle invariant: when waiters stay parked after a release (word 0), the waiter woken
+// by that release is told so (kReleasedWithMoreWaiters) and must make the state 2 before it leaves
+// the lock loop in any way, acquiring or not. Otherwise a newcomer that took the lock with
+// 0 -> self|1 would release it on the fast path and the remaining waiters would sleep forever.
+//
+// JavaScript runs both fast paths itself with Atomics on the same word (lib/mutex.js), using the
+// layout constants the binding exports.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <system_error>
+
+#include "deadline.h"
+#include "parking_lot.h"
+#include "thread_id.h"
+
+namespace parklock {
+
+class MutexWord {
+ public:
+  // Layout constants, exported to JavaScript by the binding.
+  static constexpr std::size_t kWordCount = 1;
+  static constexpr std::size_t kBytes = kWordCount * sizeof(std::int32_t);
+  static constexpr std::size_t kAlign = alignof(std::int32_t);
+  static constexpr int kOwnerShift = 2;
+  static constexpr std::int32_t kStateMask = (1 << kOwnerShift) - 1;
+  // ThreadIds at or above this do not fit in the owner field.
+  static constexpr ThreadId kOwnerLimit = ThreadId{1} << (31 - kOwnerShift);
+
+  enum State : std::int32_t { kUnlocked = 0, kLocked = 1, kLockedParked = 2 };
+
+  // Tokens a waiter receives from the unlock slow path.
+  enum Wake : WakeToken {
+    kReleased = 0,                 // the lock is free; compete for it
+    kReleasedWithMoreWaiters = 1,  // the lock is free and others still wait: set the state to 2
+    kHandedOff = 2,                // the lock is now yours
+  };
+
+  // A waiter at the head of the queue that has waited this long is handed the lock.
+  static constexpr auto kFairnessBound = std::chrono::milliseconds(1);
+
+  enum class LockStatus { kAcquired, kTimedOut, kInterrupted, kAlreadyHeld, kCorrupt };
+  enum class UnlockStatus { kUnlocked, kNotOwner, kCorrupt };
+  enum class AsyncStep { kAcquired, kQueued, kCorrupt };
+
+  static constexpr std::int32_t held_by(ThreadId thread, State state) noexcept {
+    return static_cast<std::int32_t>(thread << kOwnerShift) | state;
+  }
+  static constexpr State state_of(std::int32_t word) noexcept {
+    return static_cast<State>(word & kStateMask);
+  }
+  static constexpr ThreadId owner_of(std::int32_t word) noexcept {
+    return static_cast<ThreadId>(static_cast<std::uint32_t>(word) >> kOwnerShift);
+  }
+
+  explicit MutexWord(std::int32_t* word) noexcept : word_(word) {}
+
+  bool try_lock(ThreadId self) noexcept {
+    std::int32_t expected = kUnlocked;
+    return word().compare_exchange_strong(expected, held_by(self, kLocked),
+                                          std::memory_order_acquire, std::memory_order_relaxed);
+  }
+
+  LockStatus lock(ThreadId self, Deadline deadline = Deadline::never(),
+                  const Interrupt* interrupt = nullptr) {
+    if (try_lock(self)) return LockStatus::kAcquired;
+    return lock_slow(self, deadline, interrupt);
+  }
+
+  UnlockStatus unlock(ThreadId self) noexcept {
+    std::int32_t expected = held_by(self, kLocked);
+    if (word().compare_exchange_strong(expected, kUnlocked, std::memory_order_release,
+                                       std::memory_order_relaxed)) {
+      return UnlockStatus::kUnlocked;
+    }
+    return unlock_slow(self);
+  }
+
+  // The contended part of lock(): the caller's try_lock failed (or it was just woken).
+  LockStatus lock_slow(ThreadId self, Deadline deadline, const Interrupt* interrupt);
+
+  // The contended part of unlock(): checks that `self` holds the lock and wakes a waiter.
+  UnlockStatus unlock_slow(ThreadId self) noexcept;
+
+  // One step of an asynchronous lock: acquires now, or queues `waiter` (whose wake-up token is one
+  // of Wake) and returns kQueued. `must_mark_parked` is true when the caller was woken with
+  // kReleasedWithMoreWaiters. Never blocks and never spins.
+  AsyncStep lock_or_enqueue(ThreadId self, Waiter& waiter, bool must_mark_parked);
+
+  // A waiter that received `token` but no longer wants the lock (timed out, cancelled, its thread
+  // is gone) passes on whatever the token obliged it to: a lock handed to `self` is unlocked, and
+  // the duty to mark the state as contended is fulfilled.
+  void abandon_wake(ThreadId self, WakeToken token) noexcept;
+
+  bool is_locked() const noexcept { return word().load(std::memory_order_relaxed) != kUnlocked; }
+  ThreadId owner_thread() const noexcept {
+    return owner_of(word().load(std::memory_order_relaxed));
+  }
+  const void* address() const noexcept { return word_; }
+
+ private:
+  std::atomic_ref<std::int32_t> word() const noexcept {
+    return std::atomic_ref<std::int32_t>(*word_);
+  }
+
+  // What a thread that does not hold the lock does in the lock loop with the word it read: either
+  // the step finishes the loop, or it says to read the word again.
+  enum class Attempt { kAcquired, kRetry, kContended, kCorrupt };
+  Attempt try_acquire_or_mark(ThreadId self, std::int32_t seen, bool must_mark_parked);
+
+  std::int32_t* word_;
+};
+
+// A self-contained mutex for C++ code (BasicLockable / TimedLockable), built on MutexWord.
+class Mutex {
+ public:
+  Mutex() = default;
+  Mutex(const Mutex&) = delete;
+  Mutex& operator=(const Mutex&) = delete;
+
+  // Throws std::system_error (resource_deadlock_would_occur) if this thread already holds it.
+  void lock() {
+    if (word().lock(current_thread_id()) == MutexWord::LockStatus::kAlreadyHeld) {
+      throw std::system_error(std::make_error_code(std::errc::resource_deadlock_would_occur));
+    }
+  }
+  bool try_lock() noexcept { return word().try_lock(current_thread_id()); }
+  template <typename Rep, typename Period>
+  bool try_lock_for(std::chrono::duration<Rep, Period> timeout) {
+    auto self = current_thread_id();
+    return word().try_lock(self) || word().lock_slow(self, Deadline::at(Clock::now() + timeout),
+                                                     nullptr) == MutexWord::LockStatus::kAcquired;
+  }
+  void unlock() noexcept { word().unlock(current_thread_id()); }
+
+ private:
+  MutexWord word() noexcept { return MutexWord(&word_); }
+  alignas(MutexWord::kAlign) std::int32_t word_ = MutexWord::kUnlocked;
+};
+
+}  // namespace parklock

@@ -1,0 +1,208 @@
+#include "parking_lot.h"
+
+#include <algorithm>
+#include <array>
+#include <condition_variable>
+#include <mutex>
+
+namespace parklock {
+
+// The one place that touches Waiter's queue links; everything here runs with the bucket lock held.
+class ParkingLotAccess {
+ public:
+  struct Bucket {
+    std::mutex lock;
+    Waiter* head = nullptr;  // oldest
+    Waiter* tail = nullptr;  // newest
+  };
+
+  static void append(Bucket& bucket, const void* address, Waiter& waiter) {
+    waiter.address_ = address;
+    waiter.next_ = nullptr;
+    waiter.prev_ = bucket.tail;
+    if (bucket.tail != nullptr) {
+      bucket.tail->next_ = &waiter;
+    } else {
+      bucket.head = &waiter;
+    }
+    bucket.tail = &waiter;
+    waiter.queued_ = true;
+  }
+
+  static void remove(Bucket& bucket, Waiter& waiter) {
+    (waiter.prev_ != nullptr ? waiter.prev_->next_ : bucket.head) = waiter.next_;
+    (waiter.next_ != nullptr ? waiter.next_->prev_ : bucket.tail) = waiter.prev_;
+    waiter.next_ = waiter.prev_ = nullptr;
+    waiter.queued_ = false;
+  }
+
+  static Waiter* first_for(const Bucket& bucket, const void* address, Waiter* after = nullptr) {
+    Waiter* w = after != nullptr ? after->next_ : bucket.head;
+    while (w != nullptr && w->address_ != address) w = w->next_;
+    return w;
+  }
+
+  static bool queued(const Waiter& waiter) { return waiter.queued_; }
+  static void deliver(Waiter& waiter, WakeToken token) { waiter.on_unparked(token); }
+};
+
+namespace {
+
+using Bucket = ParkingLotAccess::Bucket;
+
+// A power of two, large enough that a few hundred live primitives rarely share a bucket.
+constexpr std::size_t kBucketCount = 1024;
+
+struct alignas(64) PaddedBucket : Bucket {};
+
+std::array<PaddedBucket, kBucketCount>& buckets() {
+  // Never destroyed: threads may still park while static destructors run at process exit.
+  static auto* table = new std::array<PaddedBucket, kBucketCount>();
+  return *table;
+}
+
+Bucket& bucket_for(const void* address) {
+  // Fibonacci hashing of the word address (the low two bits are always zero for int32 words).
+  const auto key = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(address) >> 2);
+  const std::size_t index = (key * 0x9E3779B97F4A7C15ull) >> (64 - 10);
+  static_assert(kBucketCount == std::size_t{1} << 10);
+  return buckets()[index];
+}
+
+// A thread blocked in park(): the waker flips `woken` under `lock` and signals `wake`. The waiter
+// lives on the parked thread's stack, which stays valid because park() does not return before it
+// has seen `woken` (under `lock`) or has removed itself from the queue.
+class SyncWaiter final : public Waiter {
+ public:
+  SyncWaiter(Clock::time_point since) : Waiter(current_thread_id(), since) {}
+
+  void on_unparked(WakeToken token) noexcept override {
+    std::lock_guard<std::mutex> guard(lock_);
+    token_ = token;
+    woken_ = true;
+    wake_.notify_one();
+  }
+
+  // Sleeps until woken or `until`; true if woken.
+  bool sleep_until(Clock::time_point until) {
+    std::unique_lock<std::mutex> guard(lock_);
+    if (until == Clock::time_point::max()) {
+      wake_.wait(guard, [this] { return woken_; });
+      return true;
+    }
+    return wake_.wait_until(guard, until, [this] { return woken_; });
+  }
+
+  WakeToken token() const { return token_; }
+
+ private:
+  std::mutex lock_;
+  std::condition_variable wake_;
+  bool woken_ = false;   // guarded by lock_
+  WakeToken token_ = 0;  // guarded by lock_
+};
+
+}  // namespace
+
+namespace parking_lot {
+
+bool enqueue(const void* address, Waiter& waiter, FunctionRef<bool()> validate) {
+  Bucket& bucket = bucket_for(address);
+  std::lock_guard<std::mutex> guard(bucket.lock);
+  if (!validate()) return false;
+  ParkingLotAccess::append(bucket, address, waiter);
+  return true;
+}
+
+bool cancel(Waiter& waiter) {
+  // The address is only written by enqueue, which happened-before this call on the waiter's owner.
+  Bucket& bucket = bucket_for(waiter.address());
+  std::lock_guard<std::mutex> guard(bucket.lock);
+  if (!ParkingLotAccess::queued(waiter)) return false;
+  ParkingLotAccess::remove(bucket, waiter);
+  return true;
+}
+
+ParkResult park(const void* address, FunctionRef<bool()> validate, Deadline deadline,
+                const Interrupt* interrupt, Clock::time_point since) {
+  SyncWaiter waiter(since);
+  if (!enqueue(address, waiter, validate)) return {ParkResult::Status::kInvalid};
+
+  auto leaving = ParkResult::Status::kTimedOut;
+  for (;;) {
+    Clock::time_point until = deadline.when();
+    if (interrupt != nullptr) until = std::min(until, Clock::now() + interrupt->poll_interval);
+    if (waiter.sleep_until(until)) return {ParkResult::Status::kUnparked, waiter.token()};
+    if (deadline.expired()) break;
+    if (interrupt != nullptr && interrupt->requested()) {
+      leaving = ParkResult::Status::kInterrupted;
+      break;
+    }
+  }
+  if (cancel(waiter)) return {leaving};
+  // A waker dequeued us between the timeout and the cancel; its wake-up is imminent and carries a
+  // token we must not drop.
+  waiter.sleep_until(Clock::time_point::max());
+  return {ParkResult::Status::kUnparked, waiter.token(),
+          leaving == ParkResult::Status::kInterrupted};
+}
+
+UnparkInfo unpark_one(const void* address, FunctionRef<WakeToken(const UnparkInfo&)> decide) {
+  Bucket& bucket = bucket_for(address);
+  UnparkInfo info;
+  Waiter* chosen = nullptr;
+  WakeToken token;
+  {
+    std::lock_guard<std::mutex> guard(bucket.lock);
+    chosen = ParkingLotAccess::first_for(bucket, address);
+    if (chosen != nullptr) {
+      info.unparked = true;
+      info.has_more = ParkingLotAccess::first_for(bucket, address, chosen) != nullptr;
+      info.thread = chosen->thread();
+      info.waited = Clock::now() - chosen->waiting_since();
+      ParkingLotAccess::remove(bucket, *chosen);
+    }
+    token = decide(info);
+  }
+  if (chosen != nullptr) ParkingLotAccess::deliver(*chosen, token);
+  return info;
+}
+
+std::size_t unpark_some(const void* address, std::size_t count, WakeToken token) {
+  Bucket& bucket = bucket_for(address);
+  // Dequeued in batches under the lock and woken after it is released, as the contract promises.
+  constexpr std::size_t kBatch = 64;
+  std::size_t woken = 0;
+  while (woken < count) {
+    std::array<Waiter*, kBatch> batch;
+    std::size_t taken = 0;
+    {
+      std::lock_guard<std::mutex> guard(bucket.lock);
+      Waiter* w = ParkingLotAccess::first_for(bucket, address);
+      while (w != nullptr && taken < kBatch && woken + taken < count) {
+        Waiter* next = ParkingLotAccess::first_for(bucket, address, w);
+        ParkingLotAccess::remove(bucket, *w);
+        batch[taken++] = w;
+        w = next;
+      }
+    }
+    for (std::size_t i = 0; i < taken; ++i) ParkingLotAccess::deliver(*batch[i], token);
+    woken += taken;
+    if (taken < kBatch) break;
+  }
+  return woken;
+}
+
+std::size_t queued_count(const void* address) {
+  Bucket& bucket = bucket_for(address);
+  std::lock_guard<std::mutex> guard(bucket.lock);
+  std::size_t n = 0;
+  for (Waiter* w = ParkingLotAccess::first_for(bucket, address); w != nullptr;
+       w = ParkingLotAccess::first_for(bucket, address, w)) {
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace parking_lot
+}  // namespace parklock

@@ -1,0 +1,116 @@
+// The parking lot: process-wide FIFO queues of waiters keyed by memory address.
+//
+// A primitive keeps all of its state in a few words of (shared) memory and comes here only when a
+// thread must wait. The lot hashes the address to one of a fixed number of buckets; each bucket has
+// its own lock and one intrusive FIFO list holding the waiters of every address that hashes to it,
+// so unrelated primitives rarely share a lock and the per-address order is the arrival order.
+//
+// Contract
+// - enqueue()/park() run `validate` with the bucket lock held and enqueue only if it returns true.
+//   A waker changes the word and then takes the same bucket lock to dequeue, so a waiter that saw
+//   the old value is already queued when the waker looks: no wake-up is lost.
+// - unpark_one() runs `decide` with the bucket lock held, after removing the waiter (if any) and
+//   before waking it. That is where a primitive updates its word knowing exactly whether more
+//   waiters remain, and chooses the token the woken waiter receives (for example "the lock is now
+//   yours" versus "the lock is free, compete for it").
+// - Wake-ups are delivered after the bucket lock is released: Waiter::on_unparked never runs with
+//   a bucket lock held, so it may take other locks or call back into the lot.
+// - cancel() removes a waiter that is still queued and returns true; it returns false once a waker
+//   has dequeued it, in which case the wake-up (and its token) is still delivered. A timed-out or
+//   cancelled waiter therefore never swallows a wake-up: it either left the queue before any waker
+//   chose it, or it receives the token and must act on it (see Mutex::abandon_wake).
+// - A waiter's memory must stay valid from enqueue until cancel() returns true or on_unparked has
+//   been called.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+#include "deadline.h"
+#include "function_ref.h"
+#include "thread_id.h"
+
+namespace parklock {
+
+// What a waker hands to the waiter it dequeued; its meaning belongs to the primitive.
+using WakeToken = std::intptr_t;
+
+class Waiter {
+ public:
+  Waiter(const Waiter&) = delete;
+  Waiter& operator=(const Waiter&) = delete;
+
+  const void* address() const noexcept { return address_; }
+  ThreadId thread() const noexcept { return thread_; }
+  // When this waiter started waiting for what it waits for; re-parking keeps it, so fairness
+  // policies see the whole wait, not just the latest stretch of it.
+  Clock::time_point waiting_since() const noexcept { return since_; }
+
+ protected:
+  Waiter(ThreadId thread, Clock::time_point since) noexcept : thread_(thread), since_(since) {}
+  virtual ~Waiter() = default;
+
+  // Called exactly once per dequeue by a waker, on the waker's thread, with no bucket lock held.
+  virtual void on_unparked(WakeToken token) noexcept = 0;
+
+ private:
+  friend class ParkingLotAccess;
+
+  const void* address_ = nullptr;  // set by enqueue, guarded by the bucket lock
+  Waiter* next_ = nullptr;         // guarded by the bucket lock
+  Waiter* prev_ = nullptr;         // guarded by the bucket lock
+  bool queued_ = false;            // guarded by the bucket lock
+  ThreadId thread_;
+  Clock::time_point since_;
+};
+
+// What unpark_one found, as seen by `decide` under the bucket lock.
+struct UnparkInfo {
+  bool unparked = false;        // a waiter was dequeued
+  bool has_more = false;        // other waiters for the same address remain queued
+  ThreadId thread = kNoThread;  // the dequeued waiter's thread
+  Clock::duration waited{};     // how long it has been waiting (since waiting_since())
+};
+
+// A way for a blocked thread to be asked to give up (a worker being terminated): `requested` is
+// polled every `poll_interval` while parked, outside any lock.
+struct Interrupt {
+  Clock::duration poll_interval;
+  FunctionRef<bool()> requested;
+};
+
+struct ParkResult {
+  enum class Status { kUnparked, kInvalid, kTimedOut, kInterrupted };
+  Status status;
+  WakeToken token = 0;  // meaningful when status is kUnparked
+  // An interrupt was requested, but a waker had already dequeued this waiter, so it was unparked
+  // anyway: the caller must pass the token on before giving up.
+  bool interrupted = false;
+};
+
+namespace parking_lot {
+
+// Blocks the calling thread on `address` if `validate()` holds, until unparked, the deadline, or an
+// interrupt. `since` is when the caller began waiting (for fairness; defaults to now).
+ParkResult park(const void* address, FunctionRef<bool()> validate, Deadline deadline,
+                const Interrupt* interrupt = nullptr, Clock::time_point since = Clock::now());
+
+// Queues a waiter whose wake-up is a callback (an asynchronous wait) if `validate()` holds.
+bool enqueue(const void* address, Waiter& waiter, FunctionRef<bool()> validate);
+
+// Removes a queued waiter; false if a waker already took it (its wake-up is on the way).
+bool cancel(Waiter& waiter);
+
+// Dequeues the longest-waiting waiter for `address`, runs `decide` under the bucket lock (also when
+// nobody is queued, with info.unparked false) and wakes the waiter with the token it returns.
+UnparkInfo unpark_one(const void* address, FunctionRef<WakeToken(const UnparkInfo&)> decide);
+
+// Wakes up to `count` waiters for `address` in FIFO order, each with `token`; returns how many.
+std::size_t unpark_some(const void* address, std::size_t count, WakeToken token);
+
+// How many waiters are queued for `address` (a snapshot: for tests and diagnostics).
+std::size_t queued_count(const void* address);
+
+}  // namespace parking_lot
+}  // namespace parklock

@@ -1,0 +1,64 @@
+// Module entry: loaded once per environment (the main thread and each worker), each with its own
+// ThreadContext; everything else in the addon is process-wide (the parking lot).
+#include <napi.h>
+
+#include "errors.h"
+#include "mutex_binding.h"
+#include "parking_lot.h"
+#include "settlement.h"
+#include "shared_words.h"
+#include "thread_context.h"
+
+namespace parklock::binding {
+
+namespace {
+
+// init(onSettle, probe): installs this thread's context. Called once by lib/native.js.
+Napi::Value init(const Napi::CallbackInfo& info) {
+  if (!info[0].IsFunction() || !info[1].IsFunction()) {
+    throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE", "init(onSettle, probe) takes functions");
+  }
+  ThreadContext::install(info.Env(), info[0].As<Napi::Function>(), info[1].As<Napi::Function>());
+  return Napi::Number::New(info.Env(), ThreadContext::of(info.Env()).thread());
+}
+
+// cancel(id) -> true if the wait was still queued and is now gone.
+Napi::Value cancel(const Napi::CallbackInfo& info) {
+  if (!info[0].IsNumber()) throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE", "bad wait id");
+  const double id = info[0].As<Napi::Number>().DoubleValue();
+  return Napi::Boolean::New(info.Env(), ThreadContext::of(info.Env()).cancel(id));
+}
+
+// queuedCount(int32Array, index) -> waiters parked on that word, in any thread.
+Napi::Value queued_count(const Napi::CallbackInfo& info) {
+  const std::int32_t* word = shared_words(info, 0, 1);
+  return Napi::Number::New(info.Env(), static_cast<double>(parking_lot::queued_count(word)));
+}
+
+}  // namespace
+
+Napi::Object module_init(Napi::Env env, Napi::Object exports) {
+  exports.Set("init", Napi::Function::New(env, init, "init"));
+  exports.Set("cancel", Napi::Function::New(env, cancel, "cancel"));
+  exports.Set("queuedCount", Napi::Function::New(env, queued_count, "queuedCount"));
+
+  Napi::Object codes = Napi::Object::New(env);
+  codes.Set("ACQUIRED", settled::kAcquired);
+  codes.Set("TIMED_OUT", settled::kTimedOut);
+  codes.Set("CANCELLED", settled::kCancelled);
+  codes.Set("ALREADY_HELD", settled::kAlreadyHeld);
+  codes.Set("CORRUPT", settled::kCorrupt);
+  codes.Set("PENDING", settled::kPending);
+  exports.Set("settled", codes);
+
+  export_mutex(env, exports);
+  return exports;
+}
+
+}  // namespace parklock::binding
+
+static Napi::Object InitParklock(Napi::Env env, Napi::Object exports) {
+  return parklock::binding::module_init(env, exports);
+}
+
+NODE_API_MODULE(parklock, InitParklock)

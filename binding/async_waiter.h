@@ -1,0 +1,52 @@
+// An asynchronous wait: a parking-lot waiter whose wake-up settles a Promise on its own thread.
+//
+// Lifetime. The thread's context keeps every pending waiter in its table (JS thread only). While a
+// waiter is queued in the parking lot, or a wake-up for it is on its way to the JS thread, it also
+// holds a reference to itself (`in_flight_`), because the waker only has a raw pointer. That self
+// reference is dropped by whoever ends the flight: a successful cancel (JS thread), the JS-thread
+// delivery, or the waker itself when the thread is already gone.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "parking_lot.h"
+
+namespace parklock::binding {
+
+class ThreadContext;
+
+// How an asynchronous wait ends; the number reaches JavaScript, which interprets it per primitive.
+using Settlement = int;
+
+class AsyncWaiter : public Waiter {
+ public:
+  AsyncWaiter(std::shared_ptr<ThreadContext> context, double id);
+
+  double id() const { return id_; }
+
+  // JS thread: a wake-up with `token` arrived. Returns the settlement, or nothing if the waiter
+  // queued itself again (it was woken to compete and lost).
+  virtual std::optional<Settlement> resume(WakeToken token) = 0;
+
+  // Any thread: the waiting thread is gone (or gives up) but the waker handed it `token`; pass on
+  // whatever the token obliges it to, so that no wake-up is lost.
+  virtual void abandon(WakeToken token) noexcept = 0;
+
+  // JS thread: asked to stop waiting after its wake-up was already on its way.
+  void request_cancel() { cancel_requested_ = true; }
+  bool cancel_requested() const { return cancel_requested_; }
+
+ private:
+  friend class ThreadContext;
+
+  void on_unparked(WakeToken token) noexcept override;
+
+  const std::shared_ptr<ThreadContext> context_;
+  const double id_;
+  bool cancel_requested_ = false;  // JS thread only
+  WakeToken token_ = 0;            // written by the waker, read by the JS-thread delivery
+  std::shared_ptr<AsyncWaiter> in_flight_;
+};
+
+}  // namespace parklock::binding

@@ -1,0 +1,15 @@
+// How a wait ended, as the number JavaScript receives (exported to it as SETTLED_* constants).
+#pragma once
+
+#include "async_waiter.h"
+
+namespace parklock::binding::settled {
+
+inline constexpr Settlement kAcquired = 1;     // the wait got what it waited for
+inline constexpr Settlement kTimedOut = 2;     // a synchronous wait's deadline passed
+inline constexpr Settlement kCancelled = 3;    // an asynchronous wait was cancelled (timeout/abort)
+inline constexpr Settlement kAlreadyHeld = 4;  // a lock was requested by its holder
+inline constexpr Settlement kCorrupt = 5;      // the shared word holds a value no operation writes
+inline constexpr Settlement kPending = 6;      // an asynchronous wait is queued: its Promise waits
+
+}  // namespace parklock::binding::settled

@@ -1,0 +1,83 @@
+// Per-thread addon state: one per Node environment (the main thread and each worker).
+//
+// It owns the thread's single threadsafe function, through which every asynchronous wait of the
+// thread is settled on the thread itself. The function is referenced (keeps the event loop alive)
+// exactly while the thread has pending asynchronous waits: a Promise from lockAsync() inside a
+// worker always settles, and a thread with none pending exits normally.
+//
+// Teardown. An environment cleanup hook marks the context closed, takes every queued waiter of
+// the thread out of the parking lot and releases the threadsafe function. A waker on another
+// thread checks `closed_` under `lock_` before it calls the threadsafe function, so no call ever
+// reaches a released function; wake-ups that find the context closed are abandoned (passed on).
+// The context itself is reference counted by its waiters, so a waker never touches freed memory.
+#pragma once
+
+#include <napi.h>
+
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "async_waiter.h"
+#include "function_ref.h"
+#include "parking_lot.h"
+#include "thread_id.h"
+
+namespace parklock::binding {
+
+class ThreadContext : public std::enable_shared_from_this<ThreadContext> {
+ public:
+  // Creates the context of the calling thread's environment. `on_settle(id, settlement)` is called
+  // on this thread when a wait ends; `probe` is any JavaScript function (called to find out
+  // whether the thread is being terminated).
+  static void install(Napi::Env env, Napi::Function on_settle, Napi::Function probe);
+  static ThreadContext& of(Napi::Env env);
+
+  ~ThreadContext();
+
+  ThreadId thread() const { return thread_; }
+
+  // JS thread: starts the wait of a new waiter with `first_step`, which either settles it at once
+  // or queues it in the parking lot (returning nothing); then it settles through on_settle.
+  std::optional<Settlement> begin(const std::shared_ptr<AsyncWaiter>& waiter,
+                                  FunctionRef<std::optional<Settlement>()> first_step);
+
+  // JS thread: stops the wait `id`. True if it was still queued (it is gone now, nothing more will
+  // happen); false if its wake-up is already on its way (it will settle through on_settle).
+  bool cancel(double id);
+
+  // Any thread: a waker dequeued `waiter` with `token`.
+  void deliver(AsyncWaiter& waiter, WakeToken token) noexcept;
+
+  // A sync wait's hook for worker.terminate(): polls whether JavaScript can still run here.
+  Interrupt interrupt();
+
+ private:
+  ThreadContext(Napi::Env env, Napi::Function on_settle, Napi::Function probe);
+
+  static void call_js(napi_env env, napi_value js_callback, void* context, void* data);
+  static void cleanup(void* context);
+  void settle_on_js_thread(napi_env env, napi_value on_settle, AsyncWaiter& waiter);
+  void close();
+  void update_keep_alive();
+
+  const ThreadId thread_;
+  napi_env env_;
+  napi_threadsafe_function tsfn_ = nullptr;
+  Napi::FunctionReference probe_;
+  struct TerminationProbe {
+    ThreadContext* context;
+    bool operator()() const;
+  } termination_probe_{this};
+
+  std::mutex lock_;      // guards closed_ and every call of the threadsafe function
+  bool closed_ = false;  // guarded by lock_
+
+  // JS thread only.
+  std::unordered_map<double, std::shared_ptr<AsyncWaiter>> pending_;
+  bool keeping_alive_ = false;
+  // The installed context is kept alive by this self reference until the environment's cleanup.
+  std::shared_ptr<ThreadContext> self_;
+};
+
+}  // namespace parklock::binding

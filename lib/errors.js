@@ -1,0 +1,53 @@
+'use strict';
+// Every error parklock throws carries a `code`; argument errors use Node's own codes and classes.
+
+function describe(value) {
+  if (value === null) return 'null';
+  if (typeof value === 'function') return `function ${value.name || '<anonymous>'}`;
+  if (typeof value === 'object') {
+    const name = value.constructor && value.constructor.name;
+    return name ? `an instance of ${name}` : 'an object';
+  }
+  if (typeof value === 'string') return `type string (${JSON.stringify(value.slice(0, 28))})`;
+  return `type ${typeof value} (${String(value)})`;
+}
+
+function withCode(error, code) {
+  Object.defineProperty(error, 'code', { value: code, enumerable: true, writable: true, configurable: true });
+  return error;
+}
+
+function invalidArgType(name, expected, actual) {
+  return withCode(
+    new TypeError(`The "${name}" argument must be ${expected}. Received ${describe(actual)}`),
+    'ERR_INVALID_ARG_TYPE',
+  );
+}
+
+function outOfRange(name, range, actual) {
+  return withCode(
+    new RangeError(`The value of "${name}" is out of range. It must be ${range}. Received ${String(actual)}`),
+    'ERR_OUT_OF_RANGE',
+  );
+}
+
+function lockError(code, message) {
+  return withCode(new Error(message), code);
+}
+
+class TimeoutError extends Error {
+  constructor(message = 'The operation timed out') {
+    super(message);
+    this.name = 'TimeoutError';
+    withCode(this, 'ERR_PARKLOCK_TIMEOUT');
+  }
+}
+
+function corrupt(what) {
+  return lockError(
+    'ERR_PARKLOCK_CORRUPT',
+    `The ${what} word holds a value parklock never writes; the memory was overwritten by other code`,
+  );
+}
+
+module.exports = { invalidArgType, outOfRange, lockError, corrupt, TimeoutError };

@@ -1,0 +1,38 @@
+'use strict';
+// What lock() and friends return: releases once, by unlock() or by `using` ([Symbol.dispose]).
+
+const dispose = Symbol.dispose || Symbol.for('nodejs.dispose');
+const asyncDispose = Symbol.asyncDispose || Symbol.for('nodejs.asyncDispose');
+
+class Guard {
+  #held;
+
+  // `held` is what to release: anything with an unlock() method.
+  constructor(held) {
+    this.#held = held;
+  }
+
+  // Releases what this guard holds; later calls do nothing, so an explicit unlock() inside a
+  // `using` block is safe.
+  unlock() {
+    const held = this.#held;
+    if (held === undefined) return;
+    this.#held = undefined;
+    held.unlock();
+  }
+
+  get released() {
+    return this.#held === undefined;
+  }
+
+  [dispose]() {
+    this.unlock();
+  }
+
+  [asyncDispose]() {
+    this.unlock();
+    return Promise.resolve();
+  }
+}
+
+module.exports = { Guard };

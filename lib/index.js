@@ -1,0 +1,12 @@
+'use strict';
+const { Mutex, AsyncLock } = require('./mutex');
+const { TimeoutError } = require('./errors');
+const native = require('./native');
+
+module.exports = {
+  Mutex,
+  AsyncLock,
+  TimeoutError,
+  // The shared-memory layouts, as the addon defines them (see addon/*.h).
+  layouts: Object.freeze({ mutex: Object.freeze({ ...native.mutexLayout }) }),
+};

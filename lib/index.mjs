@@ -1,0 +1,4 @@
+import parklock from './index.js';
+
+export const { Mutex, AsyncLock, TimeoutError, layouts } = parklock;
+export default parklock;

@@ -1,0 +1,135 @@
+'use strict';
+// Mutex (alias AsyncLock): the three-state mutex of addon/mutex.h, whose word layout this file
+// reads from the addon's exported constants. Both fast paths are one Atomics.compareExchange on
+// the word; the addon is entered only on contention.
+const native = require('./native');
+const { attach, defineLocation } = require('./shared_memory');
+const { threadId, settled, waitAsync } = require('./async_waits');
+const { validateTimeout, validateAsyncOptions, validateFunction } = require('./validate');
+const { lockError, corrupt, TimeoutError } = require('./errors');
+const { Guard } = require('./guard');
+
+const layout = native.mutexLayout;
+const { UNLOCKED, LOCKED, OWNER_SHIFT, STATE_MASK } = layout;
+// This thread's word when it holds the mutex and nobody is parked.
+const HELD_BY_ME = (threadId << OWNER_SHIFT) | LOCKED;
+
+function ownerOf(word) {
+  return word >>> OWNER_SHIFT;
+}
+
+class Mutex {
+  #word;
+
+  constructor(...location) {
+    const { buffer, byteOffset, words } = attach(location, layout);
+    this.#word = words;
+    defineLocation(this, { buffer, byteOffset });
+  }
+
+  static get BYTES() {
+    return layout.BYTES;
+  }
+
+  static get ALIGN() {
+    return layout.ALIGN;
+  }
+
+  // Blocks this thread until it holds the mutex; returns a guard that unlocks it.
+  lock() {
+    if (Atomics.compareExchange(this.#word, 0, UNLOCKED, HELD_BY_ME) !== UNLOCKED) {
+      this.#lockSlow(Infinity);
+    }
+    return new Guard(this);
+  }
+
+  // Takes the mutex if it is free within timeoutMs (0: only if free now); true if taken.
+  tryLock(timeoutMs = 0) {
+    validateTimeout(timeoutMs, 'timeoutMs');
+    if (Atomics.compareExchange(this.#word, 0, UNLOCKED, HELD_BY_ME) === UNLOCKED) return true;
+    if (timeoutMs === 0 || this.isHeldByCurrentThread) return false;
+    return this.#lockSlow(timeoutMs);
+  }
+
+  unlock() {
+    if (Atomics.compareExchange(this.#word, 0, HELD_BY_ME, UNLOCKED) === HELD_BY_ME) return;
+    this.#unlockSlow();
+  }
+
+  // Resolves to a guard once this thread holds the mutex; never blocks the thread.
+  lockAsync(options) {
+    const { timeout, signal } = validateAsyncOptions(options);
+    if (Atomics.compareExchange(this.#word, 0, UNLOCKED, HELD_BY_ME) === UNLOCKED &&
+        (signal === undefined || !signal.aborted)) {
+      return Promise.resolve(new Guard(this));
+    }
+    return waitAsync(
+      this,
+      (id) => native.mutexLockAsync(this.#word, 0, id),
+      { timeout, signal },
+      (settlement) => this.#acquired(settlement) && new Guard(this),
+    );
+  }
+
+  // Locks asynchronously, runs fn (sync or async) and always unlocks; returns fn's result.
+  async executeLocked(fn, options) {
+    validateFunction(fn, 'fn');
+    const guard = await this.lockAsync(options);
+    try {
+      return await fn();
+    } finally {
+      guard.unlock();
+    }
+  }
+
+  get isLocked() {
+    return Atomics.load(this.#word, 0) !== UNLOCKED;
+  }
+
+  get isHeldByCurrentThread() {
+    const word = Atomics.load(this.#word, 0);
+    return word !== UNLOCKED && ownerOf(word) === threadId;
+  }
+
+  #lockSlow(timeoutMs) {
+    if (this.isHeldByCurrentThread) {
+      throw lockError(
+        'ERR_PARKLOCK_DEADLOCK',
+        'This thread already holds the mutex; locking it again would wait forever',
+      );
+    }
+    return this.#acquired(native.mutexLockSlow(this.#word, 0, timeoutMs));
+  }
+
+  // true if acquired, false if a synchronous wait timed out; throws otherwise.
+  #acquired(settlement) {
+    switch (settlement) {
+      case settled.ACQUIRED:
+        return true;
+      case settled.TIMED_OUT:
+        return false;
+      case settled.ALREADY_HELD:
+        throw lockError('ERR_PARKLOCK_DEADLOCK', 'This thread already holds the mutex');
+      default:
+        throw corrupt('mutex');
+    }
+  }
+
+  #unlockSlow() {
+    const word = Atomics.load(this.#word, 0);
+    if (word !== UNLOCKED && (word & STATE_MASK) === 0) throw corrupt('mutex');
+    if (word === UNLOCKED || ownerOf(word) !== threadId) {
+      throw lockError(
+        'ERR_PARKLOCK_NOT_OWNER',
+        word === UNLOCKED
+          ? 'Cannot unlock a mutex that is not locked'
+          : 'Cannot unlock a mutex held by another thread',
+      );
+    }
+    if (!native.mutexUnlockSlow(this.#word, 0)) {
+      throw lockError('ERR_PARKLOCK_NOT_OWNER', 'Cannot unlock a mutex held by another thread');
+    }
+  }
+}
+
+module.exports = { Mutex, AsyncLock: Mutex, TimeoutError };

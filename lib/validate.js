@@ -1,0 +1,40 @@
+'use strict';
+// Argument checks shared by every primitive; each throws the errors from ./errors.js.
+const { invalidArgType, outOfRange } = require('./errors');
+
+// A timeout in milliseconds: a non-negative number, Infinity meaning "no timeout".
+function validateTimeout(value, name = 'timeout') {
+  if (typeof value !== 'number') throw invalidArgType(name, 'of type number', value);
+  if (Number.isNaN(value) || value < 0) throw outOfRange(name, '>= 0 (or Infinity)', value);
+  return value;
+}
+
+// The `{ timeout, signal }` bag of the Promise forms.
+function validateAsyncOptions(options) {
+  if (options === undefined) return { timeout: Infinity, signal: undefined };
+  if (options === null || typeof options !== 'object') {
+    throw invalidArgType('options', 'an object', options);
+  }
+  const { timeout = Infinity, signal } = options;
+  validateTimeout(timeout, 'options.timeout');
+  if (signal !== undefined && !isAbortSignal(signal)) {
+    throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
+  }
+  return { timeout, signal };
+}
+
+function isAbortSignal(value) {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof value.aborted === 'boolean' &&
+    typeof value.addEventListener === 'function'
+  );
+}
+
+function validateFunction(value, name) {
+  if (typeof value !== 'function') throw invalidArgType(name, 'of type function', value);
+  return value;
+}
+
+module.exports = { validateTimeout, validateAsyncOptions, validateFunction };

@@ -1,0 +1,145 @@
+// Helpers shared by the tests of the core: threads that cannot hang the suite, waiting for a
+// condition instead of sleeping for a guessed time, and an asynchronous waiter that records its
+// wake-ups.
+//
+// Timing policy: no test asserts that something happens *within* a time, because a loaded 2-core
+// CI machine (or ThreadSanitizer) can stall any thread for a long while. Time limits here only turn
+// a hang (a lost wake-up, a deadlock) into a quick, named failure.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "deadline.h"
+#include "parking_lot.h"
+#include "thread_id.h"
+
+namespace parklock::testing {
+
+// How long to wait for something that should happen "soon" before calling it a failure.
+inline constexpr std::chrono::milliseconds kWaitLimit{10'000};
+// Same, as a deadline in milliseconds for calls that should not time out.
+inline constexpr double kWaitLimitMs = 10'000;
+// How long a group of threads may run before the process is aborted as hung.
+inline constexpr std::chrono::milliseconds kHangLimit{30'000};
+
+// Polls `done` until it holds or `limit` passes; returns whether it holds. Polling (rather than a
+// condition variable) lets tests wait on state they cannot be notified about, such as
+// parking_lot::queued_count.
+template <typename Predicate>
+bool WaitUntil(Predicate done, std::chrono::milliseconds limit = kWaitLimit) {
+  const auto give_up = Clock::now() + limit;
+  while (!done()) {
+    if (Clock::now() >= give_up) return done();
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return true;
+}
+
+// Threads whose bodies may block in the code under test. Joining waits at most a limit and then
+// aborts the process with the test's name: a bug that strands a thread ends the run in seconds,
+// and a failed ASSERT in the test body never leaves threads running on a dead stack frame.
+class ThreadGroup {
+ public:
+  ThreadGroup() = default;
+  ThreadGroup(const ThreadGroup&) = delete;
+  ThreadGroup& operator=(const ThreadGroup&) = delete;
+  ~ThreadGroup() { JoinOrAbort(); }
+
+  template <typename Body>
+  void Start(Body body) {
+    threads_.emplace_back([this, body = std::move(body)]() mutable {
+      body();
+      std::lock_guard<std::mutex> guard(lock_);
+      ++finished_;
+      all_finished_.notify_all();
+    });
+  }
+
+  void JoinOrAbort(std::chrono::milliseconds limit = kHangLimit) {
+    {
+      std::unique_lock<std::mutex> guard(lock_);
+      if (!all_finished_.wait_for(guard, limit, [&] { return finished_ == threads_.size(); })) {
+        const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+        std::fprintf(stderr, "%s.%s: %zu of %zu threads still blocked after %lld ms; aborting\n",
+                     test != nullptr ? test->test_suite_name() : "?",
+                     test != nullptr ? test->name() : "?", threads_.size() - finished_,
+                     threads_.size(), static_cast<long long>(limit.count()));
+        std::abort();
+      }
+    }
+    for (std::thread& thread : threads_) thread.join();
+    threads_.clear();
+    finished_ = 0;
+  }
+
+ private:
+  std::vector<std::thread> threads_;  // touched only by the thread that owns the group
+  std::mutex lock_;
+  std::condition_variable all_finished_;
+  std::size_t finished_ = 0;  // guarded by lock_
+};
+
+// An asynchronous waiter (what the binding uses for a Promise-returning wait) that records every
+// wake-up it receives, so tests can check what was delivered, how often, and by whom.
+class RecordingWaiter final : public Waiter {
+ public:
+  explicit RecordingWaiter(ThreadId thread = current_thread_id(),
+                           Clock::time_point since = Clock::now()) noexcept
+      : Waiter(thread, since) {}
+  ~RecordingWaiter() override = default;
+
+  // Runs at the start of on_unparked, before the wake-up is recorded: once it is recorded the
+  // owner may destroy the waiter, so nothing may touch it after that. Set before enqueueing.
+  void set_on_wake(std::function<void(WakeToken)> hook) { on_wake_ = std::move(hook); }
+
+  std::size_t wake_count() const {
+    std::lock_guard<std::mutex> guard(lock_);
+    return tokens_.size();
+  }
+  std::vector<WakeToken> tokens() const {
+    std::lock_guard<std::mutex> guard(lock_);
+    return tokens_;
+  }
+  WakeToken last_token() const {
+    std::lock_guard<std::mutex> guard(lock_);
+    return tokens_.empty() ? WakeToken{-1} : tokens_.back();
+  }
+  std::thread::id last_waker() const {
+    std::lock_guard<std::mutex> guard(lock_);
+    return last_waker_;
+  }
+
+  // Blocks until `count` wake-ups have been recorded or `limit` passes; returns whether they were.
+  bool WaitForWakes(std::size_t count, std::chrono::nanoseconds limit = kWaitLimit) {
+    std::unique_lock<std::mutex> guard(lock_);
+    return woken_.wait_for(guard, limit, [&] { return tokens_.size() >= count; });
+  }
+
+ private:
+  void on_unparked(WakeToken token) noexcept override {
+    if (on_wake_) on_wake_(token);
+    std::lock_guard<std::mutex> guard(lock_);
+    tokens_.push_back(token);
+    last_waker_ = std::this_thread::get_id();
+    woken_.notify_all();
+  }
+
+  std::function<void(WakeToken)> on_wake_;
+  mutable std::mutex lock_;
+  std::condition_variable woken_;
+  std::vector<WakeToken> tokens_;  // guarded by lock_
+  std::thread::id last_waker_;     // guarded by lock_
+};
+
+}  // namespace parklock::testing
