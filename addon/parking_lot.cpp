@@ -4,6 +4,8 @@
 #include <array>
 #include <condition_variable>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 namespace parklock {
 
@@ -17,7 +19,7 @@ class ParkingLotAccess {
   };
 
   static void append(Bucket& bucket, const void* address, Waiter& waiter) {
-    waiter.address_ = address;
+    waiter.address_.store(address, std::memory_order_relaxed);
     waiter.next_ = nullptr;
     waiter.prev_ = bucket.tail;
     if (bucket.tail != nullptr) {
@@ -38,7 +40,7 @@ class ParkingLotAccess {
 
   static Waiter* first_for(const Bucket& bucket, const void* address, Waiter* after = nullptr) {
     Waiter* w = after != nullptr ? after->next_ : bucket.head;
-    while (w != nullptr && w->address_ != address) w = w->next_;
+    while (w != nullptr && w->address() != address) w = w->next_;
     return w;
   }
 
@@ -74,7 +76,8 @@ Bucket& bucket_for(const void* address) {
 // has seen `woken` (under `lock`) or has removed itself from the queue.
 class SyncWaiter final : public Waiter {
  public:
-  SyncWaiter(Clock::time_point since) : Waiter(current_thread_id(), since) {}
+  SyncWaiter(Clock::time_point since, std::int64_t request)
+      : Waiter(current_thread_id(), since, request) {}
 
   void on_unparked(WakeToken token) noexcept override {
     std::lock_guard<std::mutex> guard(lock_);
@@ -115,25 +118,35 @@ bool enqueue(const void* address, Waiter& waiter, FunctionRef<bool()> validate) 
 }
 
 bool cancel(Waiter& waiter) {
-  // The address is only written by enqueue, which happened-before this call on the waiter's owner.
-  Bucket& bucket = bucket_for(waiter.address());
-  std::lock_guard<std::mutex> guard(bucket.lock);
-  if (!ParkingLotAccess::queued(waiter)) return false;
-  ParkingLotAccess::remove(bucket, waiter);
-  return true;
+  for (;;) {
+    // requeue() may move the waiter between reading its address and locking that bucket; it only
+    // does so holding the old bucket's lock, so re-reading under the lock detects it.
+    const void* address = waiter.address();
+    Bucket& bucket = bucket_for(address);
+    std::lock_guard<std::mutex> guard(bucket.lock);
+    if (waiter.address() != address) continue;
+    if (!ParkingLotAccess::queued(waiter)) return false;
+    ParkingLotAccess::remove(bucket, waiter);
+    return true;
+  }
 }
 
-ParkResult park(const void* address, FunctionRef<bool()> validate, Deadline deadline,
-                const Interrupt* interrupt, Clock::time_point since) {
-  SyncWaiter waiter(since);
+ParkResult park(const void* address, FunctionRef<bool()> validate, const ParkOptions& options) {
+  SyncWaiter waiter(options.since, options.request);
   if (!enqueue(address, waiter, validate)) return {ParkResult::Status::kInvalid};
+  if (options.before_sleep != nullptr) (*options.before_sleep)();
 
+  const Interrupt* interrupt = options.interrupt;
+  Deadline deadline = options.deadline;
   auto leaving = ParkResult::Status::kTimedOut;
   for (;;) {
     Clock::time_point until = deadline.when();
     if (interrupt != nullptr) until = std::min(until, Clock::now() + interrupt->poll_interval);
     if (waiter.sleep_until(until)) return {ParkResult::Status::kUnparked, waiter.token()};
-    if (deadline.expired()) break;
+    if (deadline.expired()) {
+      if (waiter.address() == address) break;
+      deadline = Deadline::never();  // requeued: notified, now waiting for its turn elsewhere
+    }
     if (interrupt != nullptr && interrupt->requested()) {
       leaving = ParkResult::Status::kInterrupted;
       break;
@@ -191,6 +204,67 @@ std::size_t unpark_some(const void* address, std::size_t count, WakeToken token)
     if (taken < kBatch) break;
   }
   return woken;
+}
+
+std::size_t unpark_granted(const void* address,
+                           FunctionRef<std::optional<WakeToken>(std::int64_t request)> grant,
+                           FunctionRef<void(bool queue_empty)> finish) {
+  Bucket& bucket = bucket_for(address);
+  std::vector<std::pair<Waiter*, WakeToken>> granted;
+  {
+    std::lock_guard<std::mutex> guard(bucket.lock);
+    Waiter* w = ParkingLotAccess::first_for(bucket, address);
+    while (w != nullptr) {
+      std::optional<WakeToken> token = grant(w->request());
+      if (!token) break;
+      Waiter* next = ParkingLotAccess::first_for(bucket, address, w);
+      ParkingLotAccess::remove(bucket, *w);
+      granted.emplace_back(w, *token);
+      w = next;
+    }
+    finish(w == nullptr);
+  }
+  for (auto [waiter, token] : granted) ParkingLotAccess::deliver(*waiter, token);
+  return granted.size();
+}
+
+RequeueResult requeue(const void* from, const void* to,
+                      FunctionRef<RequeueDecision(std::size_t waiting)> decide) {
+  Bucket& source = bucket_for(from);
+  Bucket& target = bucket_for(to);
+  // Two bucket locks are only ever taken here, always in address order, so this cannot deadlock.
+  std::unique_lock<std::mutex> first(&source < &target ? source.lock : target.lock);
+  std::unique_lock<std::mutex> second;
+  if (&source != &target) second = std::unique_lock<std::mutex>(&source < &target ? target.lock : source.lock);
+
+  std::size_t waiting = 0;
+  for (Waiter* w = ParkingLotAccess::first_for(source, from); w != nullptr;
+       w = ParkingLotAccess::first_for(source, from, w)) {
+    ++waiting;
+  }
+  const RequeueDecision decision = decide(waiting);
+  std::vector<Waiter*> woken;
+  RequeueResult result;
+  Waiter* w = ParkingLotAccess::first_for(source, from);
+  while (w != nullptr) {
+    Waiter* next = ParkingLotAccess::first_for(source, from, w);
+    if (woken.size() < decision.wake) {
+      ParkingLotAccess::remove(source, *w);
+      woken.push_back(w);
+    } else if (decision.move_rest) {
+      ParkingLotAccess::remove(source, *w);
+      ParkingLotAccess::append(target, to, *w);
+      ++result.moved;
+    } else {
+      break;
+    }
+    w = next;
+  }
+  second = {};
+  first.unlock();
+  for (Waiter* waiter : woken) ParkingLotAccess::deliver(*waiter, decision.token);
+  result.woken = woken.size();
+  return result;
 }
 
 std::size_t queued_count(const void* address) {

@@ -23,9 +23,11 @@
 //   been called.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "deadline.h"
 #include "function_ref.h"
@@ -41,14 +43,18 @@ class Waiter {
   Waiter(const Waiter&) = delete;
   Waiter& operator=(const Waiter&) = delete;
 
-  const void* address() const noexcept { return address_; }
+  // The address it is queued on (requeue() may move it); changes only under the bucket locks.
+  const void* address() const noexcept { return address_.load(std::memory_order_relaxed); }
   ThreadId thread() const noexcept { return thread_; }
   // When this waiter started waiting for what it waits for; re-parking keeps it, so fairness
   // policies see the whole wait, not just the latest stretch of it.
   Clock::time_point waiting_since() const noexcept { return since_; }
+  // What the waiter asks for, in the primitive's terms (permits, shared or exclusive, ...).
+  std::int64_t request() const noexcept { return request_; }
 
  protected:
-  Waiter(ThreadId thread, Clock::time_point since) noexcept : thread_(thread), since_(since) {}
+  Waiter(ThreadId thread, Clock::time_point since, std::int64_t request = 0) noexcept
+      : thread_(thread), since_(since), request_(request) {}
   virtual ~Waiter() = default;
 
   // Called exactly once per dequeue by a waker, on the waker's thread, with no bucket lock held.
@@ -57,12 +63,13 @@ class Waiter {
  private:
   friend class ParkingLotAccess;
 
-  const void* address_ = nullptr;  // set by enqueue, guarded by the bucket lock
-  Waiter* next_ = nullptr;         // guarded by the bucket lock
-  Waiter* prev_ = nullptr;         // guarded by the bucket lock
-  bool queued_ = false;            // guarded by the bucket lock
+  std::atomic<const void*> address_{nullptr};
+  Waiter* next_ = nullptr;  // guarded by the bucket lock
+  Waiter* prev_ = nullptr;  // guarded by the bucket lock
+  bool queued_ = false;     // guarded by the bucket lock
   ThreadId thread_;
   Clock::time_point since_;
+  std::int64_t request_;
 };
 
 // What unpark_one found, as seen by `decide` under the bucket lock.
@@ -91,10 +98,31 @@ struct ParkResult {
 
 namespace parking_lot {
 
+// How a thread parks; only `validate` and `deadline` are always needed.
+struct ParkOptions {
+  Deadline deadline = Deadline::never();
+  const Interrupt* interrupt = nullptr;
+  // When the caller began waiting (for fairness); defaults to now.
+  Clock::time_point since = Clock::now();
+  // Runs after the waiter is queued and the bucket lock released, before sleeping: a condition
+  // variable releases its mutex here, so that a notifier which takes that mutex finds it queued.
+  const FunctionRef<void()>* before_sleep = nullptr;
+  // What the waiter asks for (Waiter::request()).
+  std::int64_t request = 0;
+};
+
 // Blocks the calling thread on `address` if `validate()` holds, until unparked, the deadline, or an
-// interrupt. `since` is when the caller began waiting (for fairness; defaults to now).
-ParkResult park(const void* address, FunctionRef<bool()> validate, Deadline deadline,
-                const Interrupt* interrupt = nullptr, Clock::time_point since = Clock::now());
+// interrupt. A waiter that requeue() moved to another address has been notified: from then on the
+// deadline no longer applies (it waits for its turn on the new address).
+ParkResult park(const void* address, FunctionRef<bool()> validate, const ParkOptions& options);
+inline ParkResult park(const void* address, FunctionRef<bool()> validate, Deadline deadline,
+                       const Interrupt* interrupt = nullptr, Clock::time_point since = Clock::now()) {
+  ParkOptions options;
+  options.deadline = deadline;
+  options.interrupt = interrupt;
+  options.since = since;
+  return park(address, validate, options);
+}
 
 // Queues a waiter whose wake-up is a callback (an asynchronous wait) if `validate()` holds.
 bool enqueue(const void* address, Waiter& waiter, FunctionRef<bool()> validate);
@@ -108,6 +136,30 @@ UnparkInfo unpark_one(const void* address, FunctionRef<WakeToken(const UnparkInf
 
 // Wakes up to `count` waiters for `address` in FIFO order, each with `token`; returns how many.
 std::size_t unpark_some(const void* address, std::size_t count, WakeToken token);
+
+// Offers the waiters of `address`, oldest first, to `grant(request)` under the bucket lock; each one
+// it grants (returns a token for) is dequeued and woken with that token; the first it refuses
+// (returns nothing) ends the walk, so grants are strictly FIFO. `finish(queue_empty)` then runs
+// under the same lock: the primitive records there whether waiters remain. Returns how many woke.
+std::size_t unpark_granted(const void* address,
+                           FunctionRef<std::optional<WakeToken>(std::int64_t request)> grant,
+                           FunctionRef<void(bool queue_empty)> finish);
+
+// What requeue() should do, decided under both bucket locks from how many wait on `from`.
+struct RequeueDecision {
+  std::size_t wake = 0;        // wake this many of the oldest waiters of `from`, with `token`
+  WakeToken token = 0;
+  bool move_rest = false;      // and move the others to the tail of `to`'s queue
+};
+
+// Wakes and/or moves the waiters of `from` as `decide(waiting)` says, atomically with respect to
+// every other operation on either address. Returns {woken, moved}.
+struct RequeueResult {
+  std::size_t woken = 0;
+  std::size_t moved = 0;
+};
+RequeueResult requeue(const void* from, const void* to,
+                      FunctionRef<RequeueDecision(std::size_t waiting)> decide);
 
 // How many waiters are queued for `address` (a snapshot: for tests and diagnostics).
 std::size_t queued_count(const void* address);

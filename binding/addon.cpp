@@ -3,6 +3,7 @@
 #include <napi.h>
 
 #include "errors.h"
+#include "futex_binding.h"
 #include "mutex_binding.h"
 #include "parking_lot.h"
 #include "settlement.h"
@@ -49,9 +50,11 @@ Napi::Object module_init(Napi::Env env, Napi::Object exports) {
   codes.Set("ALREADY_HELD", settled::kAlreadyHeld);
   codes.Set("CORRUPT", settled::kCorrupt);
   codes.Set("PENDING", settled::kPending);
+  codes.Set("NOT_EQUAL", settled::kNotEqual);
   exports.Set("settled", codes);
 
   export_mutex(env, exports);
+  export_futex(env, exports);
   return exports;
 }
 

@@ -21,7 +21,7 @@ using Settlement = int;
 
 class AsyncWaiter : public Waiter {
  public:
-  AsyncWaiter(std::shared_ptr<ThreadContext> context, double id);
+  AsyncWaiter(std::shared_ptr<ThreadContext> context, double id, std::int64_t request = 0);
 
   double id() const { return id_; }
 
@@ -32,6 +32,11 @@ class AsyncWaiter : public Waiter {
   // Any thread: the waiting thread is gone (or gives up) but the waker handed it `token`; pass on
   // whatever the token obliges it to, so that no wake-up is lost.
   virtual void abandon(WakeToken token) noexcept = 0;
+
+  // JS thread: the waiter was taken out of the parking lot by a cancel (timeout, abort) before any
+  // wake-up. Returns its settlement, or nothing if it queued itself again to finish some duty
+  // first (a condition-variable wait must re-lock its mutex before it can settle).
+  virtual std::optional<Settlement> on_cancelled();
 
   // JS thread: asked to stop waiting after its wake-up was already on its way.
   void request_cancel() { cancel_requested_ = true; }

@@ -66,6 +66,7 @@ bool ThreadContext::cancel(double id) {
     waiter->request_cancel();
     return false;
   }
+  if (!waiter->on_cancelled()) return false;
   waiter->in_flight_.reset();
   pending_.erase(found);
   update_keep_alive();

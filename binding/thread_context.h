@@ -42,8 +42,9 @@ class ThreadContext : public std::enable_shared_from_this<ThreadContext> {
   std::optional<Settlement> begin(const std::shared_ptr<AsyncWaiter>& waiter,
                                   FunctionRef<std::optional<Settlement>()> first_step);
 
-  // JS thread: stops the wait `id`. True if it was still queued (it is gone now, nothing more will
-  // happen); false if its wake-up is already on its way (it will settle through on_settle).
+  // JS thread: stops the wait `id`. True if it was still queued and has settled as cancelled now
+  // (nothing more will happen); false if it will still settle through on_settle (its wake-up was
+  // already on its way, or it has a duty to finish first).
   bool cancel(double id);
 
   // Any thread: a waker dequeued `waiter` with `token`.

@@ -43,9 +43,11 @@ function startTimer(ms, fire) {
 
 // Runs an asynchronous wait. `begin(id)` calls the addon, which returns a settlement at once or
 // settled.PENDING; `interpret(settlement)` turns a settlement into the Promise's value (or throws).
+// A wait cancelled by its timeout rejects with a TimeoutError, unless `timedOutValue` is given:
+// then it resolves to that (futex.waitAsync resolves 'timed-out', Condition#waitAsync false).
 // `owner` is kept reachable while the wait is pending, and with it the shared memory the addon
 // is waiting on.
-function waitAsync(owner, begin, { timeout, signal }, interpret) {
+function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) {
   if (signal !== undefined && signal.aborted) return Promise.reject(signal.reason);
   const id = nextId++;
   const now = begin(id);
@@ -64,7 +66,8 @@ function waitAsync(owner, begin, { timeout, signal }, interpret) {
       if (timer !== undefined) clearTimeout(timer.handle);
       if (signal !== undefined) signal.removeEventListener('abort', onAbort);
       if (settlement === settled.CANCELLED) {
-        reject(reason);
+        if (reason instanceof TimeoutError && timedOutValue !== undefined) resolve(timedOutValue);
+        else reject(reason);
         return;
       }
       try {

@@ -10,7 +10,7 @@ const { lockError, corrupt, TimeoutError } = require('./errors');
 const { Guard } = require('./guard');
 
 const layout = native.mutexLayout;
-const { UNLOCKED, LOCKED, OWNER_SHIFT, STATE_MASK } = layout;
+const { UNLOCKED, LOCKED, LOCKED_PARKED, OWNER_SHIFT, STATE_MASK } = layout;
 // This thread's word when it holds the mutex and nobody is parked.
 const HELD_BY_ME = (threadId << OWNER_SHIFT) | LOCKED;
 
@@ -59,8 +59,9 @@ class Mutex {
   // Resolves to a guard once this thread holds the mutex; never blocks the thread.
   lockAsync(options) {
     const { timeout, signal } = validateAsyncOptions(options);
-    if (Atomics.compareExchange(this.#word, 0, UNLOCKED, HELD_BY_ME) === UNLOCKED &&
-        (signal === undefined || !signal.aborted)) {
+    // The signal is checked before the CAS: an already-aborted signal must not take the lock.
+    if ((signal === undefined || !signal.aborted) &&
+        Atomics.compareExchange(this.#word, 0, UNLOCKED, HELD_BY_ME) === UNLOCKED) {
       return Promise.resolve(new Guard(this));
     }
     return waitAsync(
@@ -117,7 +118,9 @@ class Mutex {
 
   #unlockSlow() {
     const word = Atomics.load(this.#word, 0);
-    if (word !== UNLOCKED && (word & STATE_MASK) === 0) throw corrupt('mutex');
+    // Owner bits with state 0, or state 3: values no operation writes.
+    const state = word & STATE_MASK;
+    if (word !== UNLOCKED && state !== LOCKED && state !== LOCKED_PARKED) throw corrupt('mutex');
     if (word === UNLOCKED || ownerOf(word) !== threadId) {
       throw lockError(
         'ERR_PARKLOCK_NOT_OWNER',

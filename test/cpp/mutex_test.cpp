@@ -30,9 +30,9 @@ using AsyncStep = MutexWord::AsyncStep;
 
 // Identities for asynchronous waiters that have no thread of their own in these tests. MutexWord
 // treats a ThreadId as an opaque number; current_thread_id() hands out small consecutive ones, so
-// these never collide with a real thread of this process.
-constexpr ThreadId kAsyncA = 1 << 30;
-constexpr ThreadId kAsyncB = kAsyncA + 1;
+// these (the largest the owner field holds) never collide with a real thread of this process.
+constexpr ThreadId kAsyncA = MutexWord::kOwnerLimit - 2;
+constexpr ThreadId kAsyncB = MutexWord::kOwnerLimit - 3;
 
 // A deadline for lock calls that should succeed: a lost wake-up then ends as kTimedOut, a
 // readable failure, instead of hanging the suite.
@@ -54,14 +54,15 @@ Clock::time_point NotYet() {
 // bound (its wait began before it queued, and the clock is monotonic): a lower bound, not a race.
 constexpr auto kPastFairnessBound = 2 * MutexWord::kFairnessBound;
 
-// A mutex over raw words, as the binding uses it over shared memory.
+// A mutex over raw memory, as the binding uses it over a SharedArrayBuffer.
 class MutexWordTest : public ::testing::Test {
  protected:
-  std::int32_t state() { return std::atomic_ref<std::int32_t>(words_[0]).load(); }
-  std::int32_t owner() { return std::atomic_ref<std::int32_t>(words_[1]).load(); }
+  std::int32_t raw() { return std::atomic_ref<std::int32_t>(words_[0]).load(); }
+  MutexWord::State state() { return MutexWord::state_of(raw()); }
+  ThreadId owner() { return MutexWord::owner_of(raw()); }
   std::size_t queued() { return parking_lot::queued_count(word_.address()); }
 
-  alignas(4) std::int32_t words_[2] = {};
+  alignas(MutexWord::kAlign) std::int32_t words_[MutexWord::kWordCount] = {};
   MutexWord word_{words_};
   const ThreadId self_ = current_thread_id();
 };
@@ -73,9 +74,10 @@ TEST_F(MutexWordTest, UncontendedLockRecordsTheOwnerAndUnlockClearsIt) {
   EXPECT_TRUE(word_.is_locked());
   EXPECT_EQ(word_.owner_thread(), self_);
 
+  EXPECT_EQ(raw(), MutexWord::held_by(self_, MutexWord::kLocked));
+
   EXPECT_EQ(word_.unlock(self_), UnlockStatus::kUnlocked);
-  EXPECT_EQ(state(), MutexWord::kUnlocked);
-  EXPECT_EQ(owner(), kNoThread);
+  EXPECT_EQ(raw(), 0) << "an unlocked mutex is all zero";
   EXPECT_FALSE(word_.is_locked());
 }
 
@@ -206,25 +208,30 @@ TEST_F(MutexWordTest, UnlockByNonOwnerIsRefusedAndLeavesTheLockHeld) {
   EXPECT_EQ(state(), MutexWord::kUnlocked);
 }
 
-TEST_F(MutexWordTest, CorruptStateIsReportedNotWaitedOn) {
+TEST_F(MutexWordTest, CorruptWordIsReportedNotWaitedOn) {
   // Shared memory that something else scribbled on must give an error, not a spin or a park that
-  // nobody will ever end.
-  for (const std::int32_t corrupt : {7, -1, 3}) {
+  // nobody will ever end. These are values a MutexWord never writes: state 3, with and without
+  // owner bits, and owner bits with state 0. The caller is an id none of them names as owner.
+  const ThreadId caller = kAsyncB;
+  for (const std::int32_t corrupt :
+       {7, 3, -1, 4, MutexWord::held_by(kAsyncA, MutexWord::kUnlocked)}) {
     words_[0] = corrupt;
-    words_[1] = kNoThread;
-    EXPECT_FALSE(word_.try_lock(self_));
-    EXPECT_EQ(word_.lock(self_), LockStatus::kCorrupt) << corrupt;
-    EXPECT_EQ(word_.lock(self_, HangGuard()), LockStatus::kCorrupt) << corrupt;
+    EXPECT_FALSE(word_.try_lock(caller)) << corrupt;
+    EXPECT_EQ(word_.lock(caller), LockStatus::kCorrupt) << corrupt;
+    EXPECT_EQ(word_.lock(caller, HangGuard()), LockStatus::kCorrupt) << corrupt;
 
-    RecordingWaiter waiter(kAsyncA);
-    EXPECT_EQ(word_.lock_or_enqueue(kAsyncA, waiter, false), AsyncStep::kCorrupt) << corrupt;
-    EXPECT_EQ(word_.lock_or_enqueue(kAsyncA, waiter, true), AsyncStep::kCorrupt) << corrupt;
+    RecordingWaiter waiter(caller);
+    EXPECT_EQ(word_.lock_or_enqueue(caller, waiter, false), AsyncStep::kCorrupt) << corrupt;
+    EXPECT_EQ(word_.lock_or_enqueue(caller, waiter, true), AsyncStep::kCorrupt) << corrupt;
     EXPECT_EQ(queued(), 0u);
-
-    words_[1] = self_;  // as if this thread held it when the state was overwritten
-    EXPECT_EQ(word_.unlock(self_), UnlockStatus::kCorrupt) << corrupt;
-    EXPECT_EQ(state(), corrupt) << "the corrupt value must be left for diagnosis";
+    EXPECT_EQ(raw(), corrupt) << "the corrupt value must be left for diagnosis";
   }
+
+  // The thread the owner bits name cannot release a word whose state is corrupt either.
+  const std::int32_t corrupt_but_owned = MutexWord::held_by(self_, MutexWord::kLocked) | 3;
+  words_[0] = corrupt_but_owned;
+  EXPECT_EQ(word_.unlock(self_), UnlockStatus::kCorrupt);
+  EXPECT_EQ(raw(), corrupt_but_owned);
 }
 
 TEST_F(MutexWordTest, TimedLockAcquiresWhenReleasedBeforeTheDeadline) {
@@ -279,7 +286,7 @@ TEST_F(MutexWordTest, WaiterPastTheFairnessBoundIsHandedTheLockAtUnlock) {
 
   EXPECT_EQ(status, LockStatus::kAcquired);
   EXPECT_EQ(state(), MutexWord::kUnlocked);
-  EXPECT_EQ(owner(), kNoThread);
+  EXPECT_EQ(raw(), 0) << "an unlocked mutex is all zero";
 }
 
 TEST_F(MutexWordTest, ParkedWaitersAcquireInArrivalOrder) {
@@ -357,7 +364,7 @@ TEST_F(MutexWordTest, TimeoutsAndInterruptsRacingUnlocksNeverStrandAWaiter) {
   EXPECT_GE(acquisitions.load(), 2 * kIterations) << "the plain lockers always acquire";
   EXPECT_EQ(queued(), 0u);
   EXPECT_EQ(state(), MutexWord::kUnlocked);
-  EXPECT_EQ(owner(), kNoThread);
+  EXPECT_EQ(raw(), 0) << "an unlocked mutex is all zero";
 }
 
 TEST_F(MutexWordTest, InterruptedWaiterLeavesNoWaiterBehind) {
@@ -428,7 +435,7 @@ TEST_F(MutexWordTest, InterruptedWaiterThatWasHandedTheLockPassesItOn) {
   EXPECT_EQ(critical_sections, 1);
   EXPECT_EQ(queued(), 0u);
   EXPECT_EQ(state(), MutexWord::kUnlocked);
-  EXPECT_EQ(owner(), kNoThread);
+  EXPECT_EQ(raw(), 0) << "an unlocked mutex is all zero";
 }
 
 TEST_F(MutexWordTest, LockOrEnqueueAcquiresAFreeLockWithoutQueuing) {
@@ -468,7 +475,7 @@ TEST_F(MutexWordTest, RecentAsyncWaiterIsReleasedToCompete) {
   ASSERT_TRUE(waiter.WaitForWakes(1));
   EXPECT_EQ(waiter.tokens(), std::vector<WakeToken>{MutexWord::kReleased});
   EXPECT_EQ(state(), MutexWord::kUnlocked);
-  EXPECT_EQ(owner(), kNoThread);
+  EXPECT_EQ(raw(), 0) << "an unlocked mutex is all zero";
   EXPECT_EQ(word_.lock_or_enqueue(kAsyncA, waiter, false), AsyncStep::kAcquired);
   EXPECT_EQ(state(), MutexWord::kLocked);
   EXPECT_EQ(word_.unlock(kAsyncA), UnlockStatus::kUnlocked);
@@ -584,7 +591,7 @@ TEST_F(MutexWordTest, ReleasedWaiterThatAbandonsWakesTheNext) {
   ASSERT_TRUE(b.WaitForWakes(1));
   EXPECT_EQ(b.last_token(), MutexWord::kReleased);
   EXPECT_EQ(state(), MutexWord::kUnlocked);
-  EXPECT_EQ(owner(), kNoThread);
+  EXPECT_EQ(raw(), 0) << "an unlocked mutex is all zero";
   EXPECT_EQ(queued(), 0u);
 }
 
@@ -614,7 +621,7 @@ TEST_F(MutexWordTest, ReleasedWaiterThatAbandonsWhileANewcomerHoldsLeavesTheWake
 TEST_F(MutexWordTest, AbandoningAPlainReleaseChangesNothing) {
   word_.abandon_wake(kAsyncA, MutexWord::kReleased);
   EXPECT_EQ(state(), MutexWord::kUnlocked);
-  EXPECT_EQ(owner(), kNoThread);
+  EXPECT_EQ(raw(), 0) << "an unlocked mutex is all zero";
 
   ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
   word_.abandon_wake(kAsyncA, MutexWord::kReleased);
@@ -634,7 +641,7 @@ TEST_F(MutexWordTest, CancelledAsyncWaiterLeavesTheLockConsistent) {
 
   EXPECT_EQ(word_.unlock(self_), UnlockStatus::kUnlocked);
   EXPECT_EQ(state(), MutexWord::kUnlocked);
-  EXPECT_EQ(owner(), kNoThread);
+  EXPECT_EQ(raw(), 0) << "an unlocked mutex is all zero";
   EXPECT_EQ(waiter.wake_count(), 0u);
 }
 
@@ -707,7 +714,7 @@ TEST_F(MutexWordTest, AsyncAndSyncLockersKeepAnExactCount) {
   EXPECT_EQ(acquisitions.load() + give_ups.load(), 4 * kIterations);
   EXPECT_EQ(queued(), 0u);
   EXPECT_EQ(state(), MutexWord::kUnlocked);
-  EXPECT_EQ(owner(), kNoThread);
+  EXPECT_EQ(raw(), 0) << "an unlocked mutex is all zero";
 }
 
 }  // namespace

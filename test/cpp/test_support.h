@@ -97,7 +97,12 @@ class RecordingWaiter final : public Waiter {
   explicit RecordingWaiter(ThreadId thread = current_thread_id(),
                            Clock::time_point since = Clock::now()) noexcept
       : Waiter(thread, since) {}
-  ~RecordingWaiter() override = default;
+  // A waiter must not be freed while queued. A test that fails half-way (an ASSERT returning
+  // early) could otherwise leave it in the process-wide lot, where a later test using the same
+  // stack address would find it; so it is removed, and the failure reported, here.
+  ~RecordingWaiter() override {
+    if (parking_lot::cancel(*this)) ADD_FAILURE() << "a RecordingWaiter was destroyed while queued";
+  }
 
   // Runs at the start of on_unparked, before the wake-up is recorded: once it is recorded the
   // owner may destroy the waiter, so nothing may touch it after that. Set before enqueueing.

@@ -1,0 +1,44 @@
+#include "futex.h"
+
+#include <atomic>
+
+namespace parklock::futex {
+
+namespace {
+
+bool holds(const std::int32_t* word, std::int32_t expected) {
+  return std::atomic_ref<const std::int32_t>(*word).load(std::memory_order_seq_cst) == expected;
+}
+
+}  // namespace
+
+WaitStatus wait(const std::int32_t* word, std::int32_t expected, Deadline deadline,
+                const Interrupt* interrupt) {
+  const ParkResult parked =
+      parking_lot::park(word, [&] { return holds(word, expected); }, deadline, interrupt);
+  switch (parked.status) {
+    case ParkResult::Status::kInvalid:
+      return WaitStatus::kNotEqual;
+    case ParkResult::Status::kTimedOut:
+      return WaitStatus::kTimedOut;
+    case ParkResult::Status::kInterrupted:
+      return WaitStatus::kInterrupted;
+    case ParkResult::Status::kUnparked:
+      break;
+  }
+  if (parked.interrupted) {
+    notify(word, 1);  // this thread is leaving: the notification goes to the next waiter
+    return WaitStatus::kInterrupted;
+  }
+  return WaitStatus::kWoken;
+}
+
+bool enqueue_if_equal(const std::int32_t* word, std::int32_t expected, Waiter& waiter) {
+  return parking_lot::enqueue(word, waiter, [&] { return holds(word, expected); });
+}
+
+std::size_t notify(const std::int32_t* word, std::size_t count) {
+  return parking_lot::unpark_some(word, count, kNotified);
+}
+
+}  // namespace parklock::futex

@@ -1,0 +1,33 @@
+// Futex-style wait/notify on any 32-bit word, through the parking lot.
+//
+// Shared-memory layout: the caller's word; futex adds nothing to it. wait() sleeps only while the
+// word holds `expected` (checked under the bucket lock, so a notify that follows a change of the
+// word cannot be missed), and notify() wakes waiters oldest first.
+//
+// These waiters live in parklock's own queues: Atomics.notify does not wake them, and notify() does
+// not wake Atomics.wait. A word should be waited on through one of the two, not both.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "deadline.h"
+#include "parking_lot.h"
+
+namespace parklock::futex {
+
+enum class WaitStatus { kWoken, kNotEqual, kTimedOut, kInterrupted };
+
+// The token notify() wakes a waiter with.
+inline constexpr WakeToken kNotified = 1;
+
+WaitStatus wait(const std::int32_t* word, std::int32_t expected, Deadline deadline = Deadline::never(),
+                const Interrupt* interrupt = nullptr);
+
+// Queues an asynchronous waiter if the word holds `expected`; false (not queued) otherwise.
+bool enqueue_if_equal(const std::int32_t* word, std::int32_t expected, Waiter& waiter);
+
+// Wakes up to `count` waiters of `word`; returns how many.
+std::size_t notify(const std::int32_t* word, std::size_t count);
+
+}  // namespace parklock::futex

@@ -1,0 +1,77 @@
+'use strict';
+// futex: wait/notify on any Int32Array element of shared memory, like Atomics.wait/notify, but
+// with a Promise form that keeps its thread alive and can be cancelled, and blocking waits that
+// worker.terminate() interrupts. Its waiters are parklock's own (addon/futex.h): Atomics.notify
+// does not wake them and futex.notify does not wake Atomics.wait.
+const native = require('./native');
+const { settled, waitAsync: startWaitAsync } = require('./async_waits');
+const { invalidArgType, outOfRange } = require('./errors');
+const { validateTimeout, validateAsyncOptions } = require('./validate');
+
+function isSharedInt32Array(value) {
+  return (
+    value instanceof Int32Array &&
+    Object.prototype.toString.call(value.buffer) === '[object SharedArrayBuffer]'
+  );
+}
+
+function validateWord(array, index) {
+  if (!isSharedInt32Array(array)) {
+    throw invalidArgType('int32Array', 'an Int32Array on a SharedArrayBuffer', array);
+  }
+  if (typeof index !== 'number') throw invalidArgType('index', 'of type number', index);
+  if (!Number.isInteger(index) || index < 0 || index >= array.length) {
+    throw outOfRange('index', `an integer from 0 to ${array.length - 1}`, index);
+  }
+}
+
+function validateExpected(expected) {
+  if (typeof expected !== 'number') throw invalidArgType('expected', 'of type number', expected);
+  return expected | 0;
+}
+
+function outcome(settlement) {
+  switch (settlement) {
+    case settled.ACQUIRED:
+      return 'ok';
+    case settled.NOT_EQUAL:
+      return 'not-equal';
+    default:
+      return 'timed-out';
+  }
+}
+
+// Blocks while array[index] === expected, until notified or timeoutMs passes.
+function wait(array, index, expected, timeoutMs = Infinity) {
+  validateWord(array, index);
+  const value = validateExpected(expected);
+  validateTimeout(timeoutMs, 'timeoutMs');
+  if (Atomics.load(array, index) !== value) return 'not-equal';
+  return outcome(native.futexWait(array, index, value, timeoutMs));
+}
+
+// Resolves when notified ('ok'), at once if the value differs ('not-equal'), or 'timed-out';
+// rejects with signal.reason if aborted.
+function waitAsync(array, index, expected, options) {
+  validateWord(array, index);
+  const value = validateExpected(expected);
+  const { timeout, signal } = validateAsyncOptions(options);
+  if (Atomics.load(array, index) !== value) return Promise.resolve('not-equal');
+  return startWaitAsync(
+    array,
+    (id) => native.futexWaitAsync(array, index, value, id),
+    { timeout, signal },
+    outcome,
+    'timed-out',
+  );
+}
+
+// Wakes up to `count` waiters (oldest first); returns how many were woken.
+function notify(array, index, count = Infinity) {
+  validateWord(array, index);
+  if (typeof count !== 'number') throw invalidArgType('count', 'of type number', count);
+  if (Number.isNaN(count) || count < 0) throw outOfRange('count', '>= 0 (or Infinity)', count);
+  return native.futexNotify(array, index, count);
+}
+
+module.exports = { wait, waitAsync, notify };

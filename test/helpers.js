@@ -1,0 +1,231 @@
+'use strict';
+// Helpers shared by the JavaScript tests.
+//
+// Timing policy: no test asserts that something happens *within* a short time, because a loaded
+// 2-core machine can stall any thread for a long while. Time limits here only turn a hang (a lost
+// wake-up, a deadlock, a worker that never exits) into a quick, named failure.
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const { Worker } = require('node:worker_threads');
+const native = require('../lib/native');
+const { pendingCount } = require('../lib/async_waits');
+
+// How long to wait for something that should happen "soon" before calling it a hang.
+const HANG_LIMIT_MS = 10_000;
+
+function fixture(name) {
+  return path.join(__dirname, 'fixtures', name);
+}
+
+// The mutex's one shared word.
+function wordOf(mutex) {
+  return new Int32Array(mutex.buffer, mutex.byteOffset, 1);
+}
+
+function loadWord(mutex) {
+  return Atomics.load(wordOf(mutex), 0);
+}
+
+// Waiters parked on the mutex's word, in any thread.
+function queued(mutex) {
+  return native.queuedCount(wordOf(mutex), 0);
+}
+
+// The state every test must leave its mutexes in: unlocked (the whole word 0) with nobody queued,
+// and no asynchronous wait of this thread left pending.
+function assertClean(mutex) {
+  assert.equal(loadWord(mutex), 0, 'the mutex word is 0 (unlocked, no owner bits)');
+  assert.equal(mutex.isLocked, false);
+  assert.equal(queued(mutex), 0, 'no waiter is left in the parking lot');
+  assert.equal(pendingCount(), 0, 'no asynchronous wait is left pending on this thread');
+}
+
+const tick = (ms = 1) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Polls `predicate` until it returns true; rejects (naming `what`) after `limit` ms.
+async function waitFor(predicate, what, limit = HANG_LIMIT_MS) {
+  const start = Date.now();
+  while (!predicate()) {
+    if (Date.now() - start > limit) throw new Error(`timed out waiting for: ${what}`);
+    await tick(2);
+  }
+}
+
+// Rejects with a hang error if `promise` has not settled within `limit` ms.
+function withinLimit(promise, what, limit = HANG_LIMIT_MS) {
+  let timer;
+  const hang = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`hang: ${what} did not finish in ${limit} ms`)), limit);
+  });
+  return Promise.race([promise, hang]).finally(() => clearTimeout(timer));
+}
+
+// Whether `promise` has settled by the time already-queued work has run (a macrotask later).
+async function isSettled(promise) {
+  const marker = Symbol('pending');
+  const result = await Promise.race([
+    promise.then(() => true, () => true),
+    new Promise((resolve) => setImmediate(() => resolve(marker))),
+  ]);
+  return result !== marker;
+}
+
+// Runs one worker per element of `workerDatas` on `file`. Resolves with the 'done' message of
+// each (in order) once every worker has posted { type: 'done' } and exited with code 0. Rejects if
+// a worker throws, exits without 'done' or with a non-zero code, or if they do not all finish
+// within `limit` ms; the other workers are then terminated. Other messages go to `onMessage`.
+function runWorkers(file, workerDatas, { limit = 30_000, onMessage } = {}) {
+  return new Promise((resolve, reject) => {
+    const results = new Array(workerDatas.length);
+    const finished = new Array(workerDatas.length).fill(false);
+    let settled = false;
+    const workers = [];
+    const fail = (error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      for (const w of workers) w.terminate();
+      reject(error);
+    };
+    const timer = setTimeout(
+      () => fail(new Error(`hang: workers running ${path.basename(file)} did not finish in ${limit} ms`)),
+      limit,
+    );
+    workerDatas.forEach((workerData, i) => {
+      const worker = new Worker(file, { workerData });
+      workers.push(worker);
+      worker.on('message', (message) => {
+        if (message && message.type === 'done') {
+          results[i] = message;
+        } else if (onMessage) {
+          onMessage(message, i);
+        }
+      });
+      worker.on('error', (error) => fail(error));
+      worker.on('exit', (code) => {
+        if (settled) return;
+        if (results[i] === undefined) {
+          fail(new Error(`worker ${i} exited (code ${code}) without posting 'done'`));
+          return;
+        }
+        if (code !== 0) {
+          fail(new Error(`worker ${i} exited with code ${code}`));
+          return;
+        }
+        finished[i] = true;
+        if (finished.every(Boolean)) {
+          settled = true;
+          clearTimeout(timer);
+          resolve(results);
+        }
+      });
+    });
+  });
+}
+
+// A worker running test/fixtures/agent.js, which performs the operations it is sent on the mutexes
+// it was given (`workerData.mutexes`, each a posted Mutex) and replies to each.
+class Agent {
+  #worker;
+  #seq = 0;
+  #replies = new Map();
+  #started = new Map();
+  #gone = undefined;
+  #exit;
+
+  constructor(mutexes = []) {
+    this.#worker = new Worker(fixture('agent.js'), { workerData: { mutexes } });
+    this.#exit = new Promise((resolve) => this.#worker.once('exit', resolve));
+    this.ready = new Promise((resolve, reject) => {
+      this.#worker.on('message', (message) => {
+        if (message.type === 'ready') {
+          this.threadId = message.threadId;
+          resolve(this);
+        } else if (message.type === 'started') {
+          this.#started.get(message.seq)?.resolve();
+        } else if (message.type === 'reply') {
+          const pending = this.#replies.get(message.seq);
+          this.#replies.delete(message.seq);
+          if (message.ok) {
+            pending.resolve(message.value);
+          } else {
+            pending.reject(Object.assign(new Error(message.error.message), message.error));
+          }
+        }
+      });
+      const gone = (why) => {
+        this.#gone = why;
+        reject(why);
+        for (const pending of this.#replies.values()) pending.reject(why);
+        for (const started of this.#started.values()) started.reject(why);
+        this.#replies.clear();
+      };
+      this.#worker.on('error', gone);
+      this.#worker.on('exit', (code) => gone(new Error(`agent worker exited (code ${code})`)));
+    });
+    this.ready.catch(() => {});
+  }
+
+  static start(mutexes) {
+    return withinLimit(new Agent(mutexes).ready, 'agent start');
+  }
+
+  get worker() {
+    return this.#worker;
+  }
+
+  // Sends op; returns { started, reply }: `started` resolves when the worker begins the op (it
+  // may block in it right after), `reply` with its result.
+  send(op, args = {}) {
+    const seq = ++this.#seq;
+    const deferred = () => {
+      let resolve;
+      let reject;
+      const promise = new Promise((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      promise.catch(() => {});
+      return { promise, resolve, reject };
+    };
+    const started = deferred();
+    const reply = deferred();
+    if (this.#gone !== undefined) {
+      started.reject(this.#gone);
+      reply.reject(this.#gone);
+    } else {
+      this.#started.set(seq, started);
+      this.#replies.set(seq, reply);
+      this.#worker.postMessage({ seq, op, args });
+    }
+    return { started: started.promise, reply: reply.promise };
+  }
+
+  call(op, args) {
+    return withinLimit(this.send(op, args).reply, `agent ${op}`);
+  }
+
+  // Resolves once the worker has exited (after terminate() or on its own).
+  get exited() {
+    return this.#exit;
+  }
+
+  async terminate() {
+    await this.#worker.terminate();
+  }
+}
+
+module.exports = {
+  HANG_LIMIT_MS,
+  fixture,
+  wordOf,
+  loadWord,
+  queued,
+  assertClean,
+  tick,
+  waitFor,
+  withinLimit,
+  isSettled,
+  runWorkers,
+  Agent,
+};
