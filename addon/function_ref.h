@@ -1,5 +1,7 @@
 // A non-owning reference to a callable, for callbacks that run before the call taking them
-// returns. Cheaper than std::function (never allocates) and usable under a lock.
+// returns. Cheaper than std::function (never allocates) and usable under a lock. Like
+// std::string_view it must not outlive what it refers to: never bind a named FunctionRef to a
+// temporary lambda.
 #pragma once
 
 #include <type_traits>

@@ -39,8 +39,36 @@ MutexWord::LockStatus MutexWord::lock_slow(ThreadId self, Deadline deadline,
                                            const Interrupt* interrupt) {
   const std::int32_t initial = word().load(std::memory_order_relaxed);
   if (initial != kUnlocked && owner_of(initial) == self) return LockStatus::kAlreadyHeld;
+  return lock_loop(self, deadline, interrupt, false);
+}
+
+MutexWord::LockStatus MutexWord::lock_after_wake(ThreadId self, WakeToken token,
+                                                 const Interrupt* interrupt) {
+  if (token == kHandedOff) return LockStatus::kAcquired;
+  return lock_loop(self, Deadline::never(), interrupt, token == kReleasedWithMoreWaiters);
+}
+
+bool MutexWord::mark_parked_if_locked() noexcept {
+  for (;;) {
+    std::int32_t seen = word().load(std::memory_order_relaxed);
+    switch (state_of(seen)) {
+      case kLockedParked:
+        return true;
+      case kLocked:
+        if (word().compare_exchange_weak(seen, (seen & ~kStateMask) | kLockedParked,
+                                         std::memory_order_relaxed)) {
+          return true;
+        }
+        continue;
+      default:
+        return false;
+    }
+  }
+}
+
+MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline,
+                                           const Interrupt* interrupt, bool must_mark_parked) {
   const Clock::time_point since = Clock::now();
-  bool must_mark_parked = false;
   int spins = 0;
   for (;;) {
     const std::int32_t seen = word().load(std::memory_order_relaxed);

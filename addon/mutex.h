@@ -108,8 +108,16 @@ class MutexWord {
     return unlock_slow(self);
   }
 
-  // The contended part of lock(): the caller's try_lock failed (or it was just woken).
+  // The contended part of lock(): the caller's try_lock failed.
   LockStatus lock_slow(ThreadId self, Deadline deadline, const Interrupt* interrupt);
+
+  // Finishes acquiring for a waiter that was queued on this mutex by someone else (a condition
+  // variable's requeue) and has now been woken with `token`.
+  LockStatus lock_after_wake(ThreadId self, WakeToken token, const Interrupt* interrupt);
+
+  // Marks the state contended if the mutex is held (true), so that its holder's unlock wakes the
+  // waiters a condition variable is about to move onto it; false if it is unlocked (or corrupt).
+  bool mark_parked_if_locked() noexcept;
 
   // The contended part of unlock(): checks that `self` holds the lock and wakes a waiter.
   UnlockStatus unlock_slow(ThreadId self) noexcept;
@@ -139,6 +147,9 @@ class MutexWord {
   // the step finishes the loop, or it says to read the word again.
   enum class Attempt { kAcquired, kRetry, kContended, kCorrupt };
   Attempt try_acquire_or_mark(ThreadId self, std::int32_t seen, bool must_mark_parked);
+
+  LockStatus lock_loop(ThreadId self, Deadline deadline, const Interrupt* interrupt,
+                       bool must_mark_parked);
 
   std::int32_t* word_;
 };

@@ -233,9 +233,11 @@ RequeueResult requeue(const void* from, const void* to,
   Bucket& source = bucket_for(from);
   Bucket& target = bucket_for(to);
   // Two bucket locks are only ever taken here, always in address order, so this cannot deadlock.
-  std::unique_lock<std::mutex> first(&source < &target ? source.lock : target.lock);
+  Bucket& lower = &source < &target ? source : target;
+  Bucket& upper = &source < &target ? target : source;
+  std::unique_lock<std::mutex> first(lower.lock);
   std::unique_lock<std::mutex> second;
-  if (&source != &target) second = std::unique_lock<std::mutex>(&source < &target ? target.lock : source.lock);
+  if (&lower != &upper) second = std::unique_lock<std::mutex>(upper.lock);
 
   std::size_t waiting = 0;
   for (Waiter* w = ParkingLotAccess::first_for(source, from); w != nullptr;
@@ -243,28 +245,34 @@ RequeueResult requeue(const void* from, const void* to,
     ++waiting;
   }
   const RequeueDecision decision = decide(waiting);
+  const auto movable = static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(to));
   std::vector<Waiter*> woken;
   RequeueResult result;
   Waiter* w = ParkingLotAccess::first_for(source, from);
   while (w != nullptr) {
     Waiter* next = ParkingLotAccess::first_for(source, from, w);
-    if (woken.size() < decision.wake) {
-      ParkingLotAccess::remove(source, *w);
-      woken.push_back(w);
-    } else if (decision.move_rest) {
-      ParkingLotAccess::remove(source, *w);
+    ParkingLotAccess::remove(source, *w);
+    if (decision.move && w->request() == movable) {
       ParkingLotAccess::append(target, to, *w);
       ++result.moved;
     } else {
-      break;
+      woken.push_back(w);
     }
     w = next;
   }
-  second = {};
+  if (second.owns_lock()) second.unlock();
   first.unlock();
   for (Waiter* waiter : woken) ParkingLotAccess::deliver(*waiter, decision.token);
   result.woken = woken.size();
   return result;
+}
+
+std::optional<std::int64_t> first_request(const void* address) {
+  Bucket& bucket = bucket_for(address);
+  std::lock_guard<std::mutex> guard(bucket.lock);
+  Waiter* w = ParkingLotAccess::first_for(bucket, address);
+  if (w == nullptr) return std::nullopt;
+  return w->request();
 }
 
 std::size_t queued_count(const void* address) {

@@ -147,19 +147,24 @@ std::size_t unpark_granted(const void* address,
 
 // What requeue() should do, decided under both bucket locks from how many wait on `from`.
 struct RequeueDecision {
-  std::size_t wake = 0;        // wake this many of the oldest waiters of `from`, with `token`
-  WakeToken token = 0;
-  bool move_rest = false;      // and move the others to the tail of `to`'s queue
+  bool move = false;  // move the movable waiters to `to` rather than waking them
+  WakeToken token = 0;  // what every waiter that is not moved is woken with
 };
 
-// Wakes and/or moves the waiters of `from` as `decide(waiting)` says, atomically with respect to
-// every other operation on either address. Returns {woken, moved}.
 struct RequeueResult {
   std::size_t woken = 0;
   std::size_t moved = 0;
 };
+
+// Empties the queue of `from`, atomically with respect to every other operation on either
+// address: if decide(waiting) says `move`, each waiter whose request() is the address `to` (as an
+// integer: that is how a waiter declares where it may be moved) goes to the tail of `to`'s queue,
+// keeping its order and its waiting_since(); every other waiter is woken with the token.
 RequeueResult requeue(const void* from, const void* to,
                       FunctionRef<RequeueDecision(std::size_t waiting)> decide);
+
+// The request() of the oldest waiter of `address`, if any (a snapshot).
+std::optional<std::int64_t> first_request(const void* address);
 
 // How many waiters are queued for `address` (a snapshot: for tests and diagnostics).
 std::size_t queued_count(const void* address);

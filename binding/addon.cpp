@@ -2,10 +2,14 @@
 // ThreadContext; everything else in the addon is process-wide (the parking lot).
 #include <napi.h>
 
+#include "barrier_binding.h"
+#include "condition_binding.h"
 #include "errors.h"
 #include "futex_binding.h"
+#include "latch_binding.h"
 #include "mutex_binding.h"
 #include "parking_lot.h"
+#include "semaphore_binding.h"
 #include "settlement.h"
 #include "shared_words.h"
 #include "thread_context.h"
@@ -51,10 +55,15 @@ Napi::Object module_init(Napi::Env env, Napi::Object exports) {
   codes.Set("CORRUPT", settled::kCorrupt);
   codes.Set("PENDING", settled::kPending);
   codes.Set("NOT_EQUAL", settled::kNotEqual);
+  codes.Set("NOT_OWNER", settled::kNotOwner);
   exports.Set("settled", codes);
 
   export_mutex(env, exports);
   export_futex(env, exports);
+  export_latch(env, exports);
+  export_barrier(env, exports);
+  export_condition(env, exports);
+  export_semaphore(env, exports);
   return exports;
 }
 

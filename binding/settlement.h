@@ -11,6 +11,7 @@ inline constexpr Settlement kCancelled = 3;    // an asynchronous wait was cance
 inline constexpr Settlement kAlreadyHeld = 4;  // a lock was requested by its holder
 inline constexpr Settlement kCorrupt = 5;      // the shared word holds a value no operation writes
 inline constexpr Settlement kPending = 6;      // an asynchronous wait is queued: its Promise waits
+inline constexpr Settlement kNotOwner = 8;     // a wait that needs a held mutex found it not held
 inline constexpr Settlement kNotEqual = 7;     // a futex wait found another value than expected
 
 }  // namespace parklock::binding::settled

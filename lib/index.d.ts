@@ -73,7 +73,60 @@ export const futex: {
   notify(int32Array: Int32Array, index: number, count?: number): number;
 };
 
+/** A single-use countdown latch: waiters are released once the count reaches 0. */
+export class Latch implements SharedLocation {
+  /** Allocates its own shared memory holding `count` (an integer from 0 to 2^31-1). */
+  constructor(count: number);
+  /** A latch already in caller memory (Latch.BYTES bytes, aligned to Latch.ALIGN; zeroed = open). */
+  constructor(buffer: SharedArrayBuffer, byteOffset?: number);
+  /** What a Latch becomes after postMessage / workerData. */
+  constructor(location: SharedLocation);
+  /** Writes `count` at that location (not for a latch in use) and returns the latch there. */
+  static init(buffer: SharedArrayBuffer, byteOffset: number, count: number): Latch;
+  static readonly BYTES: number;
+  static readonly ALIGN: number;
+  readonly buffer: SharedArrayBuffer;
+  readonly byteOffset: number;
+  /** The count-downs still missing (0: open). */
+  readonly count: number;
+  /** Takes n (default 1) off the count; RangeError unless 1 <= n <= count. */
+  countDown(n?: number): void;
+  /** Blocks until the count is 0 (true) or timeoutMs passes (false). */
+  wait(timeoutMs?: number): boolean;
+  /** Resolves true when the count is 0, false on timeout; rejects with `signal.reason` on abort. */
+  waitAsync(options?: AsyncWaitOptions): Promise<boolean>;
+  /** Whether the count is 0 now; never waits. */
+  tryWait(): boolean;
+}
+
+/** A reusable barrier for a fixed number of parties (1 to 65535). */
+export class Barrier implements SharedLocation {
+  /** Allocates its own shared memory for `parties` parties. */
+  constructor(parties: number);
+  /** A barrier already initialized in caller memory (Barrier.BYTES bytes, aligned to Barrier.ALIGN). */
+  constructor(buffer: SharedArrayBuffer, byteOffset?: number);
+  /** What a Barrier becomes after postMessage / workerData. */
+  constructor(location: SharedLocation);
+  /** Writes a fresh barrier at that location (not for a barrier in use) and returns it. */
+  static init(buffer: SharedArrayBuffer, byteOffset: number, parties: number): Barrier;
+  static readonly BYTES: number;
+  static readonly ALIGN: number;
+  readonly buffer: SharedArrayBuffer;
+  readonly byteOffset: number;
+  readonly parties: number;
+  /**
+   * Arrives and blocks until all parties have arrived: true in exactly one party per generation
+   * (the last to arrive), false in the others. Throws TimeoutError after timeoutMs, having
+   * withdrawn the arrival (unless the generation completed meanwhile: then it returns false).
+   */
+  wait(timeoutMs?: number): boolean;
+  /** As wait(), never blocking; rejects with TimeoutError or `signal.reason` (withdrawing the arrival). */
+  waitAsync(options?: AsyncWaitOptions): Promise<boolean>;
+}
+
 /** The shared-memory layouts, as the addon defines them (see addon/*.h). */
 export const layouts: {
   readonly mutex: Readonly<Record<string, number>>;
+  readonly latch: Readonly<Record<string, number>>;
+  readonly barrier: Readonly<Record<string, number>>;
 };

@@ -1,6 +1,9 @@
 'use strict';
 const { Mutex, AsyncLock } = require('./mutex');
 const { TimeoutError } = require('./errors');
+const { Condition } = require('./condition');
+const { Latch } = require('./latch');
+const { Barrier } = require('./barrier');
 const futex = require('./futex');
 const native = require('./native');
 
@@ -9,6 +12,14 @@ module.exports = {
   AsyncLock,
   TimeoutError,
   futex,
+  Latch,
+  Barrier,
+  Condition,
   // The shared-memory layouts, as the addon defines them (see addon/*.h).
-  layouts: Object.freeze({ mutex: Object.freeze({ ...native.mutexLayout }) }),
+  layouts: Object.freeze({
+    mutex: Object.freeze({ ...native.mutexLayout }),
+    latch: Object.freeze({ ...native.latchLayout }),
+    barrier: Object.freeze({ ...native.barrierLayout }),
+    condition: Object.freeze({ ...native.conditionLayout }),
+  }),
 };

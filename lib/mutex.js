@@ -18,8 +18,15 @@ function ownerOf(word) {
   return word >>> OWNER_SHIFT;
 }
 
+// The Int32Array over a Mutex's word, for the other primitives of this package (Condition).
+let wordOf;
+
 class Mutex {
   #word;
+
+  static {
+    wordOf = (mutex) => mutex.#word;
+  }
 
   constructor(...location) {
     const { buffer, byteOffset, words } = attach(location, layout);
@@ -135,4 +142,4 @@ class Mutex {
   }
 }
 
-module.exports = { Mutex, AsyncLock: Mutex, TimeoutError };
+module.exports = { Mutex, AsyncLock: Mutex, TimeoutError, wordOf };

@@ -1,0 +1,84 @@
+// A condition variable over one 32-bit word, used with a MutexWord.
+//
+// Shared-memory layout (kBytes = 4, kAlign = 4; zero is a condition nobody waits on):
+//
+//   value  name             meaning
+//   -----  ---------------  -----------------------------------------------------------------------
+//   0      kNoWaiters       nobody is queued: notify_one()/notify_all() have nothing to do, which
+//                           is how JavaScript skips the addon when it notifies an idle condition
+//   1      kMayHaveWaiters  someone may be queued (set by each waiter under the bucket lock before
+//                           it releases its mutex; cleared by a notify that empties the queue,
+//                           under the same lock; a timed-out waiter may leave it set spuriously)
+//
+// Waiting: queue on the condition's address (declaring the mutex as the waiter's request()), then
+// release the mutex, then sleep; a notifier that holds the mutex therefore always finds the
+// waiter queued. On waking, re-acquire the mutex; the wait returns with it held, even after a
+// timeout.
+//
+// notify_all() does not wake every waiter to fight for the mutex: if the mutex is held it marks
+// it contended and moves (requeues) the waiters onto the mutex's own queue, where each is woken
+// by an unlock in turn; the waiters then wake holding the mutex's tokens (MutexWord::Wake). Only
+// when the mutex is free are they all woken to compete for it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "deadline.h"
+#include "mutex.h"
+#include "parking_lot.h"
+
+namespace parklock {
+
+class ConditionWord {
+ public:
+  static constexpr std::size_t kWordCount = 1;
+  static constexpr std::size_t kBytes = kWordCount * sizeof(std::int32_t);
+  static constexpr std::size_t kAlign = alignof(std::int32_t);
+
+  enum Hint : std::int32_t { kNoWaiters = 0, kMayHaveWaiters = 1 };
+
+  // The token of a notification; distinct from every MutexWord::Wake token, because a requeued
+  // waiter is later woken by its mutex instead.
+  static constexpr WakeToken kNotified = 16;
+
+  enum class WaitStatus { kNotified, kTimedOut, kInterrupted, kNotOwner, kCorrupt };
+
+  explicit ConditionWord(std::int32_t* word) noexcept : word_(word) {}
+
+  // The caller holds `mutex` as `self`. Releases it, waits for a notification (or the deadline),
+  // and re-acquires it before returning, except when interrupted (the thread is going away).
+  WaitStatus wait(MutexWord mutex, ThreadId self, Deadline deadline = Deadline::never(),
+                  const Interrupt* interrupt = nullptr);
+
+  // Wakes the longest waiter; returns 1, or 0 if none waited.
+  std::size_t notify_one() noexcept;
+
+  // Requeues or wakes every waiter (see above); returns how many.
+  std::size_t notify_all() noexcept;
+
+  // For asynchronous waits: queues `waiter` (whose request() must be the mutex address). The
+  // caller then releases the mutex itself.
+  void enqueue(Waiter& waiter);
+
+  // A waiter that was handed `token` but is going away passes it on.
+  void abandon_wake(MutexWord mutex, ThreadId self, WakeToken token) noexcept;
+
+  const void* address() const noexcept { return word_; }
+  // The request() a waiter with this mutex declares.
+  static std::int64_t request_for(MutexWord mutex) noexcept {
+    return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(mutex.address()));
+  }
+
+ private:
+  std::atomic_ref<std::int32_t> word() const noexcept {
+    return std::atomic_ref<std::int32_t>(*word_);
+  }
+  void mark_may_have_waiters() noexcept {
+    word().store(kMayHaveWaiters, std::memory_order_seq_cst);
+  }
+
+  std::int32_t* word_;
+};
+
+}  // namespace parklock

@@ -1,0 +1,65 @@
+#include "latch.h"
+
+#include <stdexcept>
+
+#include "futex.h"
+
+namespace parklock {
+
+LatchWord::CountDownResult LatchWord::count_down(std::int32_t n) noexcept {
+  std::int32_t seen = word().load(std::memory_order_relaxed);
+  if (n < 1) return {CountDownStatus::kNotPositive, seen};
+  for (;;) {
+    if (seen < 0) return {CountDownStatus::kCorrupt, seen};
+    if (n > seen) return {CountDownStatus::kExceedsCount, seen};
+    if (word().compare_exchange_weak(seen, seen - n, std::memory_order_acq_rel,
+                                     std::memory_order_relaxed)) {
+      break;
+    }
+  }
+  const std::int32_t left = seen - n;
+  if (left > 0) return {CountDownStatus::kCounted, left};
+  // The word is 0 before this notify, and stays 0: a waiter that parks after this point would
+  // have to load a non-zero count first, which no longer exists.
+  futex::notify(word_, std::numeric_limits<std::size_t>::max());
+  return {CountDownStatus::kReleased, 0};
+}
+
+LatchWord::WaitStatus LatchWord::wait(Deadline deadline, const Interrupt* interrupt) const {
+  for (;;) {
+    const std::int32_t seen = count();
+    if (seen == 0) return WaitStatus::kReleased;
+    if (seen < 0) return WaitStatus::kCorrupt;
+    switch (futex::wait(word_, seen, deadline, interrupt)) {
+      case futex::WaitStatus::kWoken:
+      case futex::WaitStatus::kNotEqual:
+        continue;  // released, or merely counted down: the load decides
+      case futex::WaitStatus::kTimedOut:
+        return count() == 0 ? WaitStatus::kReleased : WaitStatus::kTimedOut;
+      case futex::WaitStatus::kInterrupted:
+        return WaitStatus::kInterrupted;
+    }
+  }
+}
+
+Latch::Latch(std::int32_t count) : word_(0) {
+  if (count < 0) throw std::invalid_argument("parklock::Latch: the count must not be negative");
+  word().init(count);
+}
+
+void Latch::count_down(std::int32_t n) {
+  switch (word().count_down(n).status) {
+    case LatchWord::CountDownStatus::kCounted:
+    case LatchWord::CountDownStatus::kReleased:
+      return;
+    case LatchWord::CountDownStatus::kNotPositive:
+      throw std::invalid_argument("parklock::Latch::count_down: n must be at least 1");
+    case LatchWord::CountDownStatus::kExceedsCount:
+      throw std::invalid_argument("parklock::Latch::count_down: n exceeds the count left");
+    case LatchWord::CountDownStatus::kCorrupt:
+      break;
+  }
+  throw std::logic_error("parklock::Latch: the count word is corrupt");
+}
+
+}  // namespace parklock

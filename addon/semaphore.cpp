@@ -1,0 +1,187 @@
+#include "semaphore.h"
+
+#include <optional>
+#include <stdexcept>
+
+namespace parklock {
+
+SemaphoreWord::Claim SemaphoreWord::take_or_announce(std::int32_t n, bool may_queue) noexcept {
+  std::int32_t seen = word().load(std::memory_order_relaxed);
+  for (;;) {
+    if (is_corrupt(seen)) return Claim::kCorrupt;
+    if (!has_waiters(seen) && permits_of(seen) >= n) {
+      if (word().compare_exchange_weak(seen, seen - n, std::memory_order_acquire,
+                                       std::memory_order_relaxed)) {
+        return Claim::kTaken;
+      }
+      continue;
+    }
+    if (!may_queue) return Claim::kWouldBlock;
+    if (has_waiters(seen)) return Claim::kQueue;
+    // From here on the fast paths leave the permits alone, so the caller (queued right after this,
+    // under the same lock) is served before anyone who comes later.
+    if (word().compare_exchange_weak(seen, seen | kWaitersBit, std::memory_order_relaxed)) {
+      return Claim::kQueue;
+    }
+  }
+}
+
+bool SemaphoreWord::take_for_waiter(std::int64_t request) noexcept {
+  std::int32_t seen = word().load(std::memory_order_relaxed);
+  while (!is_corrupt(seen) && permits_of(seen) >= request) {
+    // Acquire: the waiter is woken through the lot after this, and must see what the releasers
+    // of these permits wrote before releasing them.
+    if (word().compare_exchange_weak(seen, seen - static_cast<std::int32_t>(request),
+                                     std::memory_order_acquire, std::memory_order_relaxed)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+SemaphoreWord::ReleaseStatus SemaphoreWord::add_and_grant(std::int32_t n) noexcept {
+  ReleaseStatus status = ReleaseStatus::kReleased;
+  bool added = false;
+  // The permits are added under the bucket lock, by whichever callback runs first (`grant` runs
+  // only when a waiter is queued, `finish` always), so no thread validating its park sees them
+  // before the queued waiters have been offered them.
+  auto add_once = [&] {
+    if (added) return;
+    added = true;
+    std::int32_t seen = word().load(std::memory_order_relaxed);
+    for (;;) {
+      if (is_corrupt(seen)) {
+        status = ReleaseStatus::kCorrupt;
+        return;
+      }
+      if (permits_of(seen) > kMaxPermits - n) {
+        status = ReleaseStatus::kOverflow;
+        return;
+      }
+      // A CAS even though the bit is set: it may have been cleared since the caller looked, and
+      // then the fast paths run concurrently.
+      if (n == 0 || word().compare_exchange_weak(seen, seen + n, std::memory_order_release,
+                                                 std::memory_order_relaxed)) {
+        return;
+      }
+    }
+  };
+  parking_lot::unpark_granted(
+      address(),
+      [&](std::int64_t request) -> std::optional<WakeToken> {
+        add_once();
+        if (status == ReleaseStatus::kCorrupt || !take_for_waiter(request)) return std::nullopt;
+        return kGranted;
+      },
+      [&](bool queue_empty) {
+        add_once();
+        // Nobody queues without taking this lock and setting the bit first, so an empty queue
+        // stays empty until the bit is clear; then the fast paths may run again.
+        if (queue_empty && status != ReleaseStatus::kCorrupt) {
+          word().fetch_and(~kWaitersBit, std::memory_order_relaxed);
+        }
+      });
+  return status;
+}
+
+SemaphoreWord::AcquireStatus SemaphoreWord::acquire_slow(std::int32_t n, Deadline deadline,
+                                                         const Interrupt* interrupt) {
+  if (!valid_count(n)) return AcquireStatus::kBadCount;
+  Claim claim = Claim::kWouldBlock;
+  parking_lot::ParkOptions options;
+  options.deadline = deadline;
+  options.interrupt = interrupt;
+  options.request = n;
+  const ParkResult parked = parking_lot::park(
+      address(),
+      [&] {
+        // An expired deadline still takes free permits, but never queues.
+        claim = take_or_announce(n, !deadline.expired());
+        return claim == Claim::kQueue;
+      },
+      options);
+  switch (parked.status) {
+    case ParkResult::Status::kInvalid:
+      if (claim == Claim::kTaken) return AcquireStatus::kAcquired;
+      return claim == Claim::kCorrupt ? AcquireStatus::kCorrupt : AcquireStatus::kTimedOut;
+    case ParkResult::Status::kTimedOut:
+      grant_waiters();
+      return AcquireStatus::kTimedOut;
+    case ParkResult::Status::kInterrupted:
+      grant_waiters();
+      return AcquireStatus::kInterrupted;
+    case ParkResult::Status::kUnparked:
+      break;
+  }
+  // Woken means granted. A waiter whose deadline passed while the grant was on its way keeps the
+  // permits (the wait succeeded); one being interrupted gives them back.
+  if (parked.interrupted) {
+    abandon_wake(n, parked.token);
+    return AcquireStatus::kInterrupted;
+  }
+  return AcquireStatus::kAcquired;
+}
+
+SemaphoreWord::ReleaseStatus SemaphoreWord::release_slow(std::int32_t n) noexcept {
+  if (!valid_count(n)) return ReleaseStatus::kBadCount;
+  std::int32_t seen = word().load(std::memory_order_relaxed);
+  for (;;) {
+    if (is_corrupt(seen)) return ReleaseStatus::kCorrupt;
+    if (permits_of(seen) > kMaxPermits - n) return ReleaseStatus::kOverflow;
+    if (has_waiters(seen)) break;
+    if (word().compare_exchange_weak(seen, seen + n, std::memory_order_release,
+                                     std::memory_order_relaxed)) {
+      return ReleaseStatus::kReleased;
+    }
+  }
+  return add_and_grant(n);
+}
+
+SemaphoreWord::AsyncStep SemaphoreWord::acquire_or_enqueue(Waiter& waiter) {
+  const std::int64_t request = waiter.request();
+  if (!valid_count(request)) return AsyncStep::kBadCount;
+  Claim claim = Claim::kWouldBlock;
+  if (parking_lot::enqueue(address(), waiter, [&] {
+        claim = take_or_announce(static_cast<std::int32_t>(request), true);
+        return claim == Claim::kQueue;
+      })) {
+    return AsyncStep::kQueued;
+  }
+  return claim == Claim::kTaken ? AsyncStep::kAcquired : AsyncStep::kCorrupt;
+}
+
+void SemaphoreWord::abandon_wake(std::int64_t request, WakeToken token) noexcept {
+  if (token != kGranted || !valid_count(request)) return;
+  // Cannot overflow unless someone released permits that were never acquired; those are lost.
+  release(static_cast<std::int32_t>(request));
+}
+
+void SemaphoreWord::grant_waiters() noexcept {
+  add_and_grant(0);
+}
+
+Semaphore::Semaphore(std::int32_t initial_permits) : word_(initial_permits) {
+  if (initial_permits < 0 || initial_permits > SemaphoreWord::kMaxPermits) {
+    throw std::invalid_argument("Semaphore: initial permits out of range");
+  }
+}
+
+void Semaphore::acquire(std::int32_t n) {
+  if (word().acquire(n) == SemaphoreWord::AcquireStatus::kBadCount) {
+    throw std::invalid_argument("Semaphore::acquire: count out of range");
+  }
+}
+
+void Semaphore::release(std::int32_t n) {
+  switch (word().release(n)) {
+    case SemaphoreWord::ReleaseStatus::kBadCount:
+      throw std::invalid_argument("Semaphore::release: count out of range");
+    case SemaphoreWord::ReleaseStatus::kOverflow:
+      throw std::overflow_error("Semaphore::release: more than kMaxPermits permits");
+    case SemaphoreWord::ReleaseStatus::kReleased:
+    case SemaphoreWord::ReleaseStatus::kCorrupt:
+      break;
+  }
+}
+
+}  // namespace parklock

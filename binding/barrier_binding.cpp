@@ -1,0 +1,57 @@
+// The native half of lib/barrier.js: only the arrival that may complete a generation, so that
+// the compare-and-swap and the notify of every waiter happen in one call. Waiting goes through
+// the futex entries; other arrivals and withdrawals are single compare-and-swaps in JavaScript.
+#include "barrier_binding.h"
+
+#include "barrier.h"
+#include "errors.h"
+#include "shared_words.h"
+
+namespace parklock::binding {
+
+namespace {
+
+// What barrierArrive returns for the party that completed its generation; any other return is
+// the generation (0..65535) the caller joined and must wait for.
+constexpr double kArrivedLast = -1;
+
+// barrierArrive(int32Array, index) -> kArrivedLast or the generation joined.
+Napi::Value arrive(const Napi::CallbackInfo& info) {
+  BarrierWord barrier(shared_words(info, 0, BarrierWord::kWordCount));
+  const BarrierWord::Arrival arrival = barrier.arrive();
+  switch (arrival.status) {
+    case BarrierWord::ArriveStatus::kLast:
+      return Napi::Number::New(info.Env(), kArrivedLast);
+    case BarrierWord::ArriveStatus::kJoined:
+      return Napi::Number::New(info.Env(), static_cast<double>(arrival.generation));
+    case BarrierWord::ArriveStatus::kUninitialized:
+      throw_error(info.Env(), "ERR_PARKLOCK_UNINITIALIZED",
+                  "The barrier's parties word is 0: the memory was never initialized with "
+                  "Barrier.init()");
+    case BarrierWord::ArriveStatus::kCorrupt:
+      break;
+  }
+  throw_error(info.Env(), "ERR_PARKLOCK_CORRUPT",
+              "The barrier word holds a value parklock never writes; the memory was overwritten by "
+              "other code");
+}
+
+}  // namespace
+
+void export_barrier(Napi::Env env, Napi::Object exports) {
+  exports.Set("barrierArrive", Napi::Function::New(env, arrive, "barrierArrive"));
+
+  Napi::Object layout = Napi::Object::New(env);
+  layout.Set("WORDS", static_cast<double>(BarrierWord::kWordCount));
+  layout.Set("BYTES", static_cast<double>(BarrierWord::kBytes));
+  layout.Set("ALIGN", static_cast<double>(BarrierWord::kAlign));
+  layout.Set("STATE_INDEX", static_cast<double>(BarrierWord::kStateIndex));
+  layout.Set("PARTIES_INDEX", static_cast<double>(BarrierWord::kPartiesIndex));
+  layout.Set("GENERATION_SHIFT", BarrierWord::kGenerationShift);
+  layout.Set("ARRIVED_MASK", BarrierWord::kArrivedMask);
+  layout.Set("MAX_PARTIES", BarrierWord::kMaxParties);
+  layout.Set("ARRIVED_LAST", kArrivedLast);
+  exports.Set("barrierLayout", layout);
+}
+
+}  // namespace parklock::binding

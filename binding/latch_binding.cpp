@@ -1,0 +1,61 @@
+// The native half of lib/latch.js: only the count-down that may open the latch, so that the
+// compare-and-swap and the notify of every waiter happen in one call. Waiting goes through the
+// futex entries; count-downs that leave the count above 0 run in JavaScript.
+#include "latch_binding.h"
+
+#include <string>
+
+#include "errors.h"
+#include "latch.h"
+#include "shared_words.h"
+
+namespace parklock::binding {
+
+namespace {
+
+// latchCountDown(int32Array, index, n) -> the count left (0 once this call opened the latch).
+// JavaScript has already checked n and the count it saw; the checks here catch a count that
+// dropped in between.
+Napi::Value count_down(const Napi::CallbackInfo& info) {
+  LatchWord latch(shared_words(info, 0, LatchWord::kWordCount));
+  if (!info[2].IsNumber())
+    throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE", "n must be a number");
+  const double n = info[2].As<Napi::Number>().DoubleValue();
+  if (!(n >= 1 && n <= LatchWord::kMaxCount) || static_cast<std::int32_t>(n) != n) {
+    throw_range_error(info.Env(), "ERR_OUT_OF_RANGE", "n must be a positive integer");
+  }
+  const LatchWord::CountDownResult result = latch.count_down(static_cast<std::int32_t>(n));
+  switch (result.status) {
+    case LatchWord::CountDownStatus::kCounted:
+    case LatchWord::CountDownStatus::kReleased:
+      return Napi::Number::New(info.Env(), result.count);
+    case LatchWord::CountDownStatus::kNotPositive:
+    case LatchWord::CountDownStatus::kExceedsCount:
+      throw_range_error(info.Env(), "ERR_OUT_OF_RANGE",
+                        "The value of \"n\" is out of range. It must be a positive integer at most "
+                        "the remaining count (" +
+                            std::to_string(result.count) + "). Received " +
+                            std::to_string(static_cast<std::int32_t>(n)));
+    case LatchWord::CountDownStatus::kCorrupt:
+      break;
+  }
+  throw_error(info.Env(), "ERR_PARKLOCK_CORRUPT",
+              "The latch word holds a value parklock never writes; the memory was overwritten by "
+              "other code");
+}
+
+}  // namespace
+
+void export_latch(Napi::Env env, Napi::Object exports) {
+  exports.Set("latchCountDown", Napi::Function::New(env, count_down, "latchCountDown"));
+
+  Napi::Object layout = Napi::Object::New(env);
+  layout.Set("WORDS", static_cast<double>(LatchWord::kWordCount));
+  layout.Set("BYTES", static_cast<double>(LatchWord::kBytes));
+  layout.Set("ALIGN", static_cast<double>(LatchWord::kAlign));
+  layout.Set("COUNT_INDEX", static_cast<double>(LatchWord::kCountIndex));
+  layout.Set("MAX_COUNT", static_cast<double>(LatchWord::kMaxCount));
+  exports.Set("latchLayout", layout);
+}
+
+}  // namespace parklock::binding

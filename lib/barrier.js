@@ -1,0 +1,191 @@
+'use strict';
+// Barrier: a reusable barrier for a fixed number of parties in two shared words (addon/barrier.h
+// documents the layout and the algorithm; the constants come from the addon). Arrivals that are
+// not last and withdrawals are one Atomics.compareExchange here; the last arrival goes to the
+// addon, which moves to the next generation and notifies every waiter in the same call. Waiting
+// goes through the futex entries.
+const native = require('./native');
+const { attach, defineLocation } = require('./shared_memory');
+const { settled, waitAsync: startWaitAsync } = require('./async_waits');
+const { validateTimeout, validateAsyncOptions } = require('./validate');
+const { invalidArgType, outOfRange, lockError, corrupt, TimeoutError } = require('./errors');
+
+const layout = native.barrierLayout;
+const { STATE_INDEX, PARTIES_INDEX, GENERATION_SHIFT, ARRIVED_MASK, MAX_PARTIES, ARRIVED_LAST } =
+  layout;
+
+const generationOf = (state) => state >>> GENERATION_SHIFT;
+
+// What one futex step of waitAsync ended with.
+const WOKEN = 'woken';
+const TIMED_OUT = 'timed-out';
+const stepOutcome = () => WOKEN;
+
+function validateParties(parties) {
+  if (typeof parties !== 'number') throw invalidArgType('parties', 'of type number', parties);
+  if (!Number.isInteger(parties) || parties < 1 || parties > MAX_PARTIES) {
+    throw outOfRange('parties', `an integer from 1 to ${MAX_PARTIES}`, parties);
+  }
+  return parties;
+}
+
+// The parties word, which init() wrote: 0 is zeroed memory, anything out of range is corrupt.
+function checkedParties(words) {
+  const parties = Atomics.load(words, PARTIES_INDEX);
+  if (parties === 0) {
+    throw lockError(
+      'ERR_PARKLOCK_UNINITIALIZED',
+      'The barrier memory is not initialized (its parties word is 0); create it with ' +
+        'new Barrier(parties) or Barrier.init(sharedArrayBuffer, byteOffset, parties)',
+    );
+  }
+  if (parties < 1 || parties > MAX_PARTIES) throw corrupt('barrier');
+  return parties;
+}
+
+function timedOut(timeout) {
+  return new TimeoutError(`Timed out after ${timeout} ms waiting at the barrier`);
+}
+
+class Barrier {
+  #words;
+
+  // new Barrier(parties) allocates its own memory for `parties` parties; new Barrier(
+  // sharedArrayBuffer, byteOffset = 0) and new Barrier({ buffer, byteOffset }) use a barrier
+  // already initialized in that memory.
+  constructor(...args) {
+    const [first] = args;
+    if (typeof first === 'number') {
+      validateParties(first);
+      args = [];
+    } else if (first === undefined) {
+      throw invalidArgType('parties', 'of type number (or a location to attach to)', first);
+    }
+    const { buffer, byteOffset, words } = attach(args, layout);
+    if (typeof first === 'number') {
+      Atomics.store(words, STATE_INDEX, 0);
+      Atomics.store(words, PARTIES_INDEX, first);
+    }
+    checkedParties(words);
+    this.#words = words;
+    defineLocation(this, { buffer, byteOffset });
+  }
+
+  // Writes a fresh barrier for `parties` at that location (which must not hold a barrier in use)
+  // and returns it.
+  static init(sharedArrayBuffer, byteOffset, parties) {
+    if (sharedArrayBuffer === undefined) {
+      throw invalidArgType('sharedArrayBuffer', 'a SharedArrayBuffer', sharedArrayBuffer);
+    }
+    validateParties(parties);
+    const { words } = attach([sharedArrayBuffer, byteOffset], layout);
+    Atomics.store(words, STATE_INDEX, 0);
+    Atomics.store(words, PARTIES_INDEX, parties);
+    return new Barrier(sharedArrayBuffer, byteOffset);
+  }
+
+  static get BYTES() {
+    return layout.BYTES;
+  }
+
+  static get ALIGN() {
+    return layout.ALIGN;
+  }
+
+  get parties() {
+    return checkedParties(this.#words);
+  }
+
+  // Arrives and blocks this thread until every party has arrived: true in exactly one party of
+  // each generation (the last to arrive), false in the others. Throws TimeoutError if timeoutMs
+  // passes first; the arrival is then withdrawn, unless the generation completed meanwhile, in
+  // which case this party has passed and gets false.
+  wait(timeoutMs = Infinity) {
+    validateTimeout(timeoutMs, 'timeoutMs');
+    const deadline = performance.now() + timeoutMs;
+    const generation = this.#arrive();
+    if (generation === ARRIVED_LAST) return true;
+    for (;;) {
+      const state = Atomics.load(this.#words, STATE_INDEX);
+      if (generationOf(state) !== generation) return false;
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) return this.#giveUp(generation, timedOut(timeoutMs));
+      const settlement = native.futexWait(this.#words, STATE_INDEX, state, remaining);
+      // undefined: the worker is terminating and its pending exception unwinds this call; the
+      // arrival stands (addon/barrier.h).
+      if (settlement === undefined) return false;
+      if (settlement === settled.TIMED_OUT) return this.#giveUp(generation, timedOut(timeoutMs));
+      // Woken or NOT_EQUAL: the generation decides.
+    }
+  }
+
+  // As wait(), but never blocks: resolves true in the last party to arrive, false in the others;
+  // rejects with TimeoutError or signal.reason (withdrawing the arrival, unless the generation
+  // completed meanwhile: then it resolves false). An already-aborted signal rejects without
+  // arriving.
+  waitAsync(options) {
+    const { timeout, signal } = validateAsyncOptions(options);
+    if (signal !== undefined && signal.aborted) return Promise.reject(signal.reason);
+    const deadline = performance.now() + timeout;
+    let generation;
+    try {
+      generation = this.#arrive();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (generation === ARRIVED_LAST) return Promise.resolve(true);
+    return this.#waitAsync(generation, deadline, timeout, signal);
+  }
+
+  async #waitAsync(generation, deadline, timeout, signal) {
+    try {
+      for (;;) {
+        const state = Atomics.load(this.#words, STATE_INDEX);
+        if (generationOf(state) !== generation) return false;
+        const remaining = deadline - performance.now();
+        if (remaining <= 0) throw timedOut(timeout);
+        const outcome = await startWaitAsync(
+          this,
+          (id) => native.futexWaitAsync(this.#words, STATE_INDEX, state, id),
+          { timeout: remaining, signal },
+          stepOutcome,
+          TIMED_OUT,
+        );
+        if (outcome === TIMED_OUT && generationOf(Atomics.load(this.#words, STATE_INDEX)) === generation) {
+          throw timedOut(timeout);
+        }
+      }
+    } catch (error) {
+      return this.#giveUp(generation, error);
+    }
+  }
+
+  // Counts this party in the current generation: ARRIVED_LAST if it completed the generation,
+  // otherwise the generation to wait for.
+  #arrive() {
+    const parties = checkedParties(this.#words);
+    for (;;) {
+      const state = Atomics.load(this.#words, STATE_INDEX);
+      const arrived = state & ARRIVED_MASK;
+      if (arrived >= parties) throw corrupt('barrier');
+      if (arrived + 1 === parties) return native.barrierArrive(this.#words, STATE_INDEX);
+      if (Atomics.compareExchange(this.#words, STATE_INDEX, state, state + 1) === state) {
+        return generationOf(state);
+      }
+    }
+  }
+
+  // A waiter of `generation` stops waiting because of `error`: it withdraws its arrival and
+  // throws, or, if the generation has completed, it has passed and returns false.
+  #giveUp(generation, error) {
+    for (;;) {
+      const state = Atomics.load(this.#words, STATE_INDEX);
+      // Arrived 0 in our generation number: a later generation with the same number (see
+      // Limits in addon/barrier.h), so ours completed.
+      if (generationOf(state) !== generation || (state & ARRIVED_MASK) === 0) return false;
+      if (Atomics.compareExchange(this.#words, STATE_INDEX, state, state - 1) === state) throw error;
+    }
+  }
+}
+
+module.exports = { Barrier, TimeoutError };

@@ -1,0 +1,150 @@
+'use strict';
+// Latch: a single-use countdown latch in one shared word (addon/latch.h documents the layout and
+// the algorithm; the constants come from the addon). Waiting goes through the futex entries;
+// count-downs that leave the count above 0 are one Atomics.compareExchange here, and the one that
+// opens the latch goes to the addon, which notifies every waiter in the same call.
+const native = require('./native');
+const { attach, defineLocation } = require('./shared_memory');
+const { settled, waitAsync: startWaitAsync } = require('./async_waits');
+const { validateTimeout, validateAsyncOptions } = require('./validate');
+const { invalidArgType, outOfRange, corrupt } = require('./errors');
+
+const layout = native.latchLayout;
+const { COUNT_INDEX, MAX_COUNT } = layout;
+
+// What one futex step of waitAsync ended with.
+const WOKEN = 'woken';
+const TIMED_OUT = 'timed-out';
+const stepOutcome = (settlement) => (settlement === settled.TIMED_OUT ? TIMED_OUT : WOKEN);
+
+function validateCount(count, name) {
+  if (typeof count !== 'number') throw invalidArgType(name, 'of type number', count);
+  if (!Number.isInteger(count) || count < 0 || count > MAX_COUNT) {
+    throw outOfRange(name, `an integer from 0 to ${MAX_COUNT}`, count);
+  }
+  return count;
+}
+
+// The count in `word`, which must not be negative: no operation writes a negative count.
+function checked(count) {
+  if (count < 0) throw corrupt('latch');
+  return count;
+}
+
+class Latch {
+  #word;
+
+  // new Latch(count) allocates its own memory holding `count`; new Latch(sharedArrayBuffer,
+  // byteOffset = 0) and new Latch({ buffer, byteOffset }) use a latch already in that memory
+  // (zeroed memory is an open latch).
+  constructor(...args) {
+    const [first] = args;
+    if (typeof first === 'number') {
+      validateCount(first, 'count');
+      args = [];
+    } else if (first === undefined) {
+      throw invalidArgType('count', 'of type number (or a location to attach to)', first);
+    }
+    const { buffer, byteOffset, words } = attach(args, layout);
+    if (typeof first === 'number') Atomics.store(words, COUNT_INDEX, first);
+    else checked(Atomics.load(words, COUNT_INDEX));
+    this.#word = words;
+    defineLocation(this, { buffer, byteOffset });
+  }
+
+  // Writes `count` at that location (which must not hold a latch in use) and returns the latch.
+  static init(sharedArrayBuffer, byteOffset, count) {
+    if (sharedArrayBuffer === undefined) {
+      throw invalidArgType('sharedArrayBuffer', 'a SharedArrayBuffer', sharedArrayBuffer);
+    }
+    validateCount(count, 'count');
+    const { words } = attach([sharedArrayBuffer, byteOffset], layout);
+    Atomics.store(words, COUNT_INDEX, count);
+    return new Latch(sharedArrayBuffer, byteOffset);
+  }
+
+  static get BYTES() {
+    return layout.BYTES;
+  }
+
+  static get ALIGN() {
+    return layout.ALIGN;
+  }
+
+  get count() {
+    return checked(Atomics.load(this.#word, COUNT_INDEX));
+  }
+
+  // Takes n (default 1) off the count; the count-down that reaches 0 releases every waiter.
+  countDown(n = 1) {
+    if (typeof n !== 'number') throw invalidArgType('n', 'of type number', n);
+    if (!Number.isInteger(n) || n < 1) throw outOfRange('n', 'a positive integer', n);
+    for (;;) {
+      const count = checked(Atomics.load(this.#word, COUNT_INDEX));
+      if (n > count) {
+        throw outOfRange('n', `a positive integer at most the remaining count (${count})`, n);
+      }
+      if (n === count) {
+        native.latchCountDown(this.#word, COUNT_INDEX, n);
+        return;
+      }
+      if (Atomics.compareExchange(this.#word, COUNT_INDEX, count, count - n) === count) return;
+    }
+  }
+
+  // true if the latch is open (the count is 0); never waits.
+  tryWait() {
+    return this.count === 0;
+  }
+
+  // Blocks this thread until the latch opens (true) or timeoutMs passes (false).
+  wait(timeoutMs = Infinity) {
+    validateTimeout(timeoutMs, 'timeoutMs');
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const count = checked(Atomics.load(this.#word, COUNT_INDEX));
+      if (count === 0) return true;
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) return false;
+      const settlement = native.futexWait(this.#word, COUNT_INDEX, count, remaining);
+      // undefined: the worker is terminating and its pending exception unwinds this call.
+      if (settlement === undefined) return false;
+      if (settlement === settled.TIMED_OUT) return this.count === 0;
+      // Woken or NOT_EQUAL: the count decides.
+    }
+  }
+
+  // Resolves true once the latch opens, false if `timeout` passes first; rejects with
+  // signal.reason if aborted. Never blocks the thread.
+  waitAsync(options) {
+    const { timeout, signal } = validateAsyncOptions(options);
+    if (signal !== undefined && signal.aborted) return Promise.reject(signal.reason);
+    let count;
+    try {
+      count = this.count;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (count === 0) return Promise.resolve(true);
+    return this.#waitAsync(performance.now() + timeout, signal);
+  }
+
+  async #waitAsync(deadline, signal) {
+    for (;;) {
+      const count = this.count;
+      if (count === 0) return true;
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) return false;
+      const outcome = await startWaitAsync(
+        this,
+        (id) => native.futexWaitAsync(this.#word, COUNT_INDEX, count, id),
+        { timeout: remaining, signal },
+        stepOutcome,
+        TIMED_OUT,
+      );
+      if (outcome === TIMED_OUT) return this.count === 0;
+    }
+  }
+}
+
+module.exports = { Latch };

@@ -1,0 +1,213 @@
+// ConditionWord with real threads: waits release and re-acquire the mutex, notifications are
+// never lost (also against timeouts), and notify_all moves waiters onto a held mutex's queue.
+#include "condition.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "mutex.h"
+#include "test_support.h"
+
+namespace parklock {
+namespace {
+
+using testing::kWaitLimit;
+using testing::ThreadGroup;
+using testing::WaitUntil;
+
+struct Shared {
+  alignas(4) std::int32_t mutex_word = 0;
+  alignas(4) std::int32_t condition_word = 0;
+  MutexWord mutex() { return MutexWord(&mutex_word); }
+  ConditionWord condition() { return ConditionWord(&condition_word); }
+};
+
+TEST(ConditionTest, WaitWithoutHoldingTheMutexIsRefused) {
+  Shared s;
+  EXPECT_EQ(s.condition().wait(s.mutex(), current_thread_id(), Deadline::after_ms(1)),
+            ConditionWord::WaitStatus::kNotOwner);
+  ThreadGroup other;
+  other.Start([&] { ASSERT_TRUE(s.mutex().try_lock(current_thread_id())); });
+  other.JoinOrAbort();
+  EXPECT_EQ(s.condition().wait(s.mutex(), current_thread_id(), Deadline::after_ms(1)),
+            ConditionWord::WaitStatus::kNotOwner);
+}
+
+TEST(ConditionTest, TimedOutWaitReturnsHoldingTheMutexAndLeavesNoWaiter) {
+  Shared s;
+  const ThreadId self = current_thread_id();
+  ASSERT_TRUE(s.mutex().try_lock(self));
+  EXPECT_EQ(s.condition().wait(s.mutex(), self, Deadline::after_ms(5)),
+            ConditionWord::WaitStatus::kTimedOut);
+  EXPECT_EQ(s.mutex().owner_thread(), self);
+  EXPECT_EQ(parking_lot::queued_count(&s.condition_word), 0u);
+  EXPECT_EQ(s.mutex().unlock(self), MutexWord::UnlockStatus::kUnlocked);
+}
+
+TEST(ConditionTest, WaitReleasesTheMutexWhileWaiting) {
+  Shared s;
+  std::atomic<bool> notified{false};
+  ThreadGroup waiter;
+  waiter.Start([&] {
+    const ThreadId self = current_thread_id();
+    ASSERT_EQ(s.mutex().lock(self), MutexWord::LockStatus::kAcquired);
+    while (!notified.load()) {
+      ASSERT_NE(s.condition().wait(s.mutex(), self, Deadline::after_ms(kWaitLimit.count())),
+                ConditionWord::WaitStatus::kTimedOut);
+    }
+    EXPECT_EQ(s.mutex().owner_thread(), self);
+    EXPECT_EQ(s.mutex().unlock(self), MutexWord::UnlockStatus::kUnlocked);
+  });
+  ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&s.condition_word) == 1; }));
+  EXPECT_EQ(s.condition_word, ConditionWord::kMayHaveWaiters);
+  // The waiter released the mutex, so this does not block.
+  const ThreadId self = current_thread_id();
+  ASSERT_EQ(s.mutex().lock(self, Deadline::after_ms(kWaitLimit.count())),
+            MutexWord::LockStatus::kAcquired);
+  notified = true;
+  EXPECT_EQ(s.condition().notify_one(), 1u);
+  EXPECT_EQ(s.condition_word, ConditionWord::kNoWaiters);
+  EXPECT_EQ(s.mutex().unlock(self), MutexWord::UnlockStatus::kUnlocked);
+  waiter.JoinOrAbort();
+  EXPECT_EQ(s.condition().notify_one(), 0u);
+  EXPECT_EQ(s.condition().notify_all(), 0u);
+}
+
+TEST(ConditionTest, NotifyAllWhileHoldingTheMutexRequeuesEveryWaiter) {
+  Shared s;
+  constexpr int kWaiters = 6;
+  std::atomic<bool> go{false};
+  std::atomic<int> inside{0};
+  std::atomic<int> passed{0};
+  std::atomic<int> overlap{0};
+  ThreadGroup waiters;
+  for (int i = 0; i < kWaiters; ++i) {
+    waiters.Start([&] {
+      const ThreadId self = current_thread_id();
+      ASSERT_EQ(s.mutex().lock(self), MutexWord::LockStatus::kAcquired);
+      while (!go.load()) s.condition().wait(s.mutex(), self);
+      if (inside.fetch_add(1) != 0) overlap.fetch_add(1);
+      inside.fetch_sub(1);
+      passed.fetch_add(1);
+      EXPECT_EQ(s.mutex().unlock(self), MutexWord::UnlockStatus::kUnlocked);
+    });
+  }
+  ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&s.condition_word) == kWaiters; }));
+  const ThreadId self = current_thread_id();
+  ASSERT_EQ(s.mutex().lock(self), MutexWord::LockStatus::kAcquired);
+  go = true;
+  EXPECT_EQ(s.condition().notify_all(), static_cast<std::size_t>(kWaiters));
+  // Nobody was woken: all now wait on the mutex, which is marked contended.
+  EXPECT_EQ(parking_lot::queued_count(&s.condition_word), 0u);
+  EXPECT_EQ(parking_lot::queued_count(&s.mutex_word), static_cast<std::size_t>(kWaiters));
+  EXPECT_EQ(MutexWord::state_of(s.mutex_word), MutexWord::kLockedParked);
+  EXPECT_EQ(s.mutex().unlock(self), MutexWord::UnlockStatus::kUnlocked);
+  waiters.JoinOrAbort();
+  EXPECT_EQ(passed.load(), kWaiters);
+  EXPECT_EQ(overlap.load(), 0);
+  EXPECT_EQ(s.mutex_word, MutexWord::kUnlocked);
+  EXPECT_EQ(parking_lot::queued_count(&s.mutex_word), 0u);
+}
+
+TEST(ConditionTest, NotifyAllWithTheMutexFreeWakesEveryWaiter) {
+  Shared s;
+  constexpr int kWaiters = 4;
+  std::atomic<bool> go{false};
+  std::atomic<int> passed{0};
+  ThreadGroup waiters;
+  for (int i = 0; i < kWaiters; ++i) {
+    waiters.Start([&] {
+      const ThreadId self = current_thread_id();
+      ASSERT_EQ(s.mutex().lock(self), MutexWord::LockStatus::kAcquired);
+      while (!go.load()) s.condition().wait(s.mutex(), self);
+      passed.fetch_add(1);
+      EXPECT_EQ(s.mutex().unlock(self), MutexWord::UnlockStatus::kUnlocked);
+    });
+  }
+  ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&s.condition_word) == kWaiters; }));
+  go = true;
+  EXPECT_EQ(s.condition().notify_all(), static_cast<std::size_t>(kWaiters));
+  waiters.JoinOrAbort();
+  EXPECT_EQ(passed.load(), kWaiters);
+  EXPECT_EQ(s.mutex_word, MutexWord::kUnlocked);
+}
+
+// A bounded queue: producers and consumers with short timeouts (so timeouts race with
+// notifications all the time). Every item is consumed exactly once and nobody is left waiting.
+TEST(ConditionTest, BoundedQueueUnderTimeoutsLosesNoNotification) {
+  Shared s;
+  alignas(4) std::int32_t not_full_word = 0;
+  ConditionWord not_full(&not_full_word);
+  constexpr int kCapacity = 3;
+  constexpr int kProducers = 2;
+  constexpr int kConsumers = 3;
+  constexpr int kItemsPerProducer = 3000;
+  int queued = 0;              // guarded by the mutex
+  long long consumed_sum = 0;  // guarded by the mutex
+  int consumed = 0;            // guarded by the mutex
+  ThreadGroup threads;
+  for (int p = 0; p < kProducers; ++p) {
+    threads.Start([&] {
+      const ThreadId self = current_thread_id();
+      for (int i = 1; i <= kItemsPerProducer; ++i) {
+        ASSERT_EQ(s.mutex().lock(self), MutexWord::LockStatus::kAcquired);
+        while (queued == kCapacity) not_full.wait(s.mutex(), self, Deadline::after_ms(0.05));
+        ++queued;
+        consumed_sum += i;
+        s.condition().notify_one();
+        ASSERT_EQ(s.mutex().unlock(self), MutexWord::UnlockStatus::kUnlocked);
+      }
+    });
+  }
+  constexpr int kTotal = kProducers * kItemsPerProducer;
+  for (int c = 0; c < kConsumers; ++c) {
+    threads.Start([&] {
+      const ThreadId self = current_thread_id();
+      for (;;) {
+        ASSERT_EQ(s.mutex().lock(self), MutexWord::LockStatus::kAcquired);
+        while (queued == 0 && consumed < kTotal) {
+          s.condition().wait(s.mutex(), self, Deadline::after_ms(0.05));
+        }
+        if (consumed == kTotal) {
+          ASSERT_EQ(s.mutex().unlock(self), MutexWord::UnlockStatus::kUnlocked);
+          return;
+        }
+        --queued;
+        if (++consumed == kTotal) s.condition().notify_all();  // release the other consumers
+        not_full.notify_one();
+        ASSERT_EQ(s.mutex().unlock(self), MutexWord::UnlockStatus::kUnlocked);
+      }
+    });
+  }
+  threads.JoinOrAbort();
+  EXPECT_EQ(consumed, kTotal);
+  EXPECT_EQ(queued, 0);
+  EXPECT_EQ(consumed_sum, kProducers * (kItemsPerProducer * (kItemsPerProducer + 1LL) / 2));
+  EXPECT_EQ(parking_lot::queued_count(&s.condition_word), 0u);
+  EXPECT_EQ(parking_lot::queued_count(&not_full_word), 0u);
+  EXPECT_EQ(s.mutex_word, MutexWord::kUnlocked);
+}
+
+TEST(ConditionTest, InterruptedWaitLeavesTheQueueWithoutTheMutex) {
+  Shared s;
+  std::atomic<bool> stop{false};
+  auto requested = [&] { return stop.load(); };
+  const Interrupt interrupt{std::chrono::milliseconds(1), requested};
+  ThreadGroup waiter;
+  waiter.Start([&] {
+    const ThreadId self = current_thread_id();
+    ASSERT_EQ(s.mutex().lock(self), MutexWord::LockStatus::kAcquired);
+    EXPECT_EQ(s.condition().wait(s.mutex(), self, Deadline::never(), &interrupt),
+              ConditionWord::WaitStatus::kInterrupted);
+  });
+  ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&s.condition_word) == 1; }));
+  stop = true;
+  waiter.JoinOrAbort();
+  EXPECT_EQ(parking_lot::queued_count(&s.condition_word), 0u);
+  EXPECT_EQ(s.mutex_word, MutexWord::kUnlocked);
+}
+
+}  // namespace
+}  // namespace parklock
