@@ -38,7 +38,10 @@ MutexWord::Attempt MutexWord::try_acquire_or_mark(ThreadId self, std::int32_t se
 MutexWord::LockStatus MutexWord::lock_slow(ThreadId self, Deadline deadline,
                                            const Interrupt* interrupt) {
   const std::int32_t initial = word().load(std::memory_order_relaxed);
-  if (initial != kUnlocked && owner_of(initial) == self) return LockStatus::kAlreadyHeld;
+  const State state = state_of(initial);
+  if ((state == kLocked || state == kLockedParked) && owner_of(initial) == self) {
+    return LockStatus::kAlreadyHeld;
+  }
   return lock_loop(self, deadline, interrupt, false);
 }
 
@@ -72,9 +75,14 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline,
   int spins = 0;
   for (;;) {
     const std::int32_t seen = word().load(std::memory_order_relaxed);
-    if (state_of(seen) == kLocked && !must_mark_parked && spins < kSpinLimit) {
-      spin_pause(spins++);
-      continue;
+    if (state_of(seen) == kLocked && !must_mark_parked) {
+      // A try-lock whose time is up leaves without marking the lock contended, which would only
+      // send the holder's unlock down the slow path for nobody.
+      if (deadline.expired()) return LockStatus::kTimedOut;
+      if (spins < kSpinLimit) {
+        spin_pause(spins++);
+        continue;
+      }
     }
     switch (try_acquire_or_mark(self, seen, must_mark_parked)) {
       case Attempt::kAcquired:

@@ -108,7 +108,9 @@ class MutexWord {
     return unlock_slow(self);
   }
 
-  // The contended part of lock(): the caller's try_lock failed.
+  // The contended part of lock(): the caller's try_lock failed. `self` must be the calling thread's
+  // current_thread_id(): a parked waiter is handed the lock under the identity of the thread that
+  // parked, and only that identity can then unlock it.
   LockStatus lock_slow(ThreadId self, Deadline deadline, const Interrupt* interrupt);
 
   // Finishes acquiring for a waiter that was queued on this mutex by someone else (a condition

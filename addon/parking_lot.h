@@ -81,7 +81,8 @@ struct UnparkInfo {
 };
 
 // A way for a blocked thread to be asked to give up (a worker being terminated): `requested` is
-// polled every `poll_interval` while parked, outside any lock.
+// polled every `poll_interval` while parked, outside any lock. `requested` refers to a callable
+// that must outlive the Interrupt: name the lambda, then build the Interrupt from it.
 struct Interrupt {
   Clock::duration poll_interval;
   FunctionRef<bool()> requested;
