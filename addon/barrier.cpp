@@ -44,7 +44,9 @@ BarrierWord::WaitStatus BarrierWord::wait_for_generation(Generation generation, 
 }
 
 bool BarrierWord::leave(Generation generation) noexcept {
-  std::int32_t seen = state().load(std::memory_order_relaxed);
+  // Acquire: finding the generation completed means passing the barrier, which must make the
+  // other parties' writes visible just as a woken waiter's load does.
+  std::int32_t seen = state().load(std::memory_order_acquire);
   for (;;) {
     // Another generation: ours completed. Arrived 0 in ours: it can only be a later generation
     // with the same number (see Limits in the header), so ours completed too.

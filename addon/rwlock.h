@@ -88,8 +88,10 @@ class RwLockWords {
   static constexpr bool is_corrupt(std::int32_t state) noexcept {
     return state < 0 || ((state & kWriter) != 0 && readers_of(state) != 0) || state == kParked;
   }
+  // Shifted as unsigned: a (corrupt) negative word reads as more than kMaxReaders readers, so no
+  // fast path that checks the count against kMaxReaders ever acts on it.
   static constexpr std::int32_t readers_of(std::int32_t state) noexcept {
-    return state >> kReaderShift;
+    return static_cast<std::int32_t>(static_cast<std::uint32_t>(state) >> kReaderShift);
   }
   // Held in either mode (what the parked bit alone does not mean).
   static constexpr bool is_held(std::int32_t state) noexcept { return (state & ~kParked) != 0; }
@@ -119,6 +121,8 @@ class RwLockWords {
     if (owner().load(std::memory_order_relaxed) != self) {
       return is_corrupt(seen) ? UnlockStatus::kCorrupt : UnlockStatus::kNotOwner;
     }
+    // Named as the writer by a state without a writer: left as found, for diagnosis.
+    if ((seen & kWriter) == 0 || is_corrupt(seen)) return UnlockStatus::kCorrupt;
     owner().store(kNoThread, std::memory_order_relaxed);
     std::int32_t expected = kWriter;
     if (state().compare_exchange_strong(expected, 0, std::memory_order_release,
@@ -157,7 +161,7 @@ class RwLockWords {
   UnlockStatus unlock_shared() noexcept {
     // The fast path never releases the last read hold of a parked lock: that one hands it on.
     std::int32_t seen = state().load(std::memory_order_relaxed);
-    if ((seen & kWriter) == 0 && (readers_of(seen) > 1 || seen == kOneReader)) {
+    if (seen > 0 && (seen & kWriter) == 0 && (readers_of(seen) > 1 || seen == kOneReader)) {
       if (state().compare_exchange_strong(seen, seen - kOneReader, std::memory_order_release,
                                           std::memory_order_relaxed)) {
         return UnlockStatus::kUnlocked;

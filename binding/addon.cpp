@@ -9,6 +9,7 @@
 #include "latch_binding.h"
 #include "mutex_binding.h"
 #include "parking_lot.h"
+#include "rwlock_binding.h"
 #include "semaphore_binding.h"
 #include "settlement.h"
 #include "shared_words.h"
@@ -64,6 +65,7 @@ Napi::Object module_init(Napi::Env env, Napi::Object exports) {
   export_barrier(env, exports);
   export_condition(env, exports);
   export_semaphore(env, exports);
+  export_rwlock(env, exports);
   return exports;
 }
 

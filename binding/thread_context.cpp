@@ -96,8 +96,12 @@ void ThreadContext::call_js(napi_env env, napi_value on_settle, void* /*context*
     std::lock_guard<std::mutex> guard(context.lock_);
     closed = context.closed_;
   }
-  // Without an environment the threadsafe function is being drained at teardown.
-  if (env == nullptr || closed) {
+  // Without an environment the threadsafe function is being drained at teardown. A thread that is
+  // being terminated can still get here, but could not settle the Promise: a lock granted now
+  // would never be released, so pass the wake-up on instead. (Termination requested after this
+  // check, before the Promise settles, leaves what was granted held, like any thread terminated
+  // while holding a lock.)
+  if (env == nullptr || closed || context.termination_probe_()) {
     waiter.abandon(waiter.token_);
     return;
   }

@@ -151,7 +151,8 @@ class Barrier {
           stepOutcome,
           TIMED_OUT,
         );
-        if (outcome === TIMED_OUT && generationOf(Atomics.load(this.#words, STATE_INDEX)) === generation) {
+        if (outcome === TIMED_OUT) {
+          if (generationOf(Atomics.load(this.#words, STATE_INDEX)) !== generation) return false;
           throw timedOut(timeout);
         }
       }

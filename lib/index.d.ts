@@ -124,9 +124,85 @@ export class Barrier implements SharedLocation {
   waitAsync(options?: AsyncWaitOptions): Promise<boolean>;
 }
 
+/**
+ * A strictly FIFO counting semaphore usable from any thread, blocking or with Promises. Once any
+ * request is queued, newcomers queue behind it (no barging), and releases hand permits to the
+ * oldest waiters directly, so a large request is never starved by small ones.
+ */
+export class Semaphore implements SharedLocation {
+  /** Allocates its own shared memory holding `initialPermits` (default 0) permits. */
+  constructor(initialPermits?: number);
+  /** A semaphore already in caller memory (Semaphore.BYTES bytes, aligned to Semaphore.ALIGN; zeroed = 0 permits). */
+  constructor(buffer: SharedArrayBuffer, byteOffset?: number);
+  /** What a Semaphore becomes after postMessage / workerData. */
+  constructor(location: SharedLocation);
+  /** Writes a semaphore with `permits` permits at that location (not for one in use) and returns it. */
+  static init(buffer: SharedArrayBuffer, byteOffset: number, permits: number): Semaphore;
+  static readonly BYTES: number;
+  static readonly ALIGN: number;
+  /** The most permits a semaphore holds, and the largest single request or release (2^30 - 1). */
+  static readonly MAX_PERMITS: number;
+  readonly buffer: SharedArrayBuffer;
+  readonly byteOffset: number;
+  /** Blocks this thread until `n` (default 1) permits are granted to it. */
+  acquire(n?: number): void;
+  /** Takes `n` permits if granted within timeoutMs (default 0: only if available now and nobody is queued). */
+  tryAcquire(n?: number, timeoutMs?: number): boolean;
+  /** Never blocks; rejects with TimeoutError or `signal.reason`, having taken nothing. */
+  acquireAsync(n?: number, options?: AsyncWaitOptions): Promise<void>;
+  /** Returns `n` permits. RangeError if the available permits would exceed MAX_PERMITS. */
+  release(n?: number): void;
+  /** Permits available now (not counting those already granted to waiters). */
+  readonly available: number;
+}
+
+/**
+ * A readers-writer lock usable from any thread, blocking or with Promises: many readers at once,
+ * or one writer. Fair: once anybody waits, newcomers queue behind it, and each release grants the
+ * lock in FIFO order (the oldest writer alone, or the run of readers at the head of the queue), so
+ * readers cannot starve a writer. Read holds are counted, not recorded per thread: a thread that
+ * holds a read lock and calls lock() waits forever (upgrading is not detected).
+ */
+export class RWLock implements SharedLocation {
+  /** Allocates its own zeroed shared memory. */
+  constructor();
+  /** Lives in caller memory (RWLock.BYTES bytes, aligned to RWLock.ALIGN; zeroed = unlocked). */
+  constructor(buffer: SharedArrayBuffer, byteOffset?: number);
+  /** What an RWLock becomes after postMessage / workerData. */
+  constructor(location: SharedLocation);
+  static readonly BYTES: number;
+  static readonly ALIGN: number;
+  readonly buffer: SharedArrayBuffer;
+  readonly byteOffset: number;
+  /** Blocks until this thread holds the write lock. ERR_PARKLOCK_DEADLOCK if it already does. */
+  lock(): Guard;
+  /** Takes the write lock if granted within timeoutMs (default 0: only if free now). */
+  tryLock(timeoutMs?: number): boolean;
+  /** Never blocks; rejects with TimeoutError or `signal.reason`, having taken nothing. */
+  lockAsync(options?: AsyncWaitOptions): Promise<Guard>;
+  /** Releases the write lock; ERR_PARKLOCK_NOT_OWNER unless this thread holds it. */
+  unlock(): void;
+  /** Blocks until this thread holds a read lock. ERR_PARKLOCK_DEADLOCK if it holds the write lock. */
+  lockShared(): Guard;
+  /** Takes a read lock if granted within timeoutMs (default 0: only if no writer holds or waits). */
+  tryLockShared(timeoutMs?: number): boolean;
+  /** Never blocks; rejects with TimeoutError or `signal.reason`, having taken nothing. */
+  lockSharedAsync(options?: AsyncWaitOptions): Promise<Guard>;
+  /** Releases one read hold; ERR_PARKLOCK_NOT_OWNER if no reader holds the lock. */
+  unlockShared(): void;
+  /** Held by a writer or by at least one reader. */
+  readonly isLocked: boolean;
+  readonly isWriteLocked: boolean;
+  /** How many read holds are outstanding. */
+  readonly readers: number;
+  readonly isWriteLockedByCurrentThread: boolean;
+}
+
 /** The shared-memory layouts, as the addon defines them (see addon/*.h). */
 export const layouts: {
   readonly mutex: Readonly<Record<string, number>>;
   readonly latch: Readonly<Record<string, number>>;
   readonly barrier: Readonly<Record<string, number>>;
+  readonly semaphore: Readonly<Record<string, number>>;
+  readonly rwlock: Readonly<Record<string, number>>;
 };

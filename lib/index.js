@@ -4,6 +4,8 @@ const { TimeoutError } = require('./errors');
 const { Condition } = require('./condition');
 const { Latch } = require('./latch');
 const { Barrier } = require('./barrier');
+const { Semaphore } = require('./semaphore');
+const { RWLock } = require('./rwlock');
 const futex = require('./futex');
 const native = require('./native');
 
@@ -15,11 +17,15 @@ module.exports = {
   Latch,
   Barrier,
   Condition,
+  Semaphore,
+  RWLock,
   // The shared-memory layouts, as the addon defines them (see addon/*.h).
   layouts: Object.freeze({
     mutex: Object.freeze({ ...native.mutexLayout }),
     latch: Object.freeze({ ...native.latchLayout }),
     barrier: Object.freeze({ ...native.barrierLayout }),
     condition: Object.freeze({ ...native.conditionLayout }),
+    semaphore: Object.freeze({ ...native.semaphoreLayout }),
+    rwlock: Object.freeze({ ...native.rwlockLayout }),
   }),
 };

@@ -7,6 +7,7 @@
 const assert = require('node:assert/strict');
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
+const { setMaxListeners } = require('node:events');
 const native = require('../lib/native');
 const { pendingCount } = require('../lib/async_waits');
 
@@ -60,6 +61,19 @@ function withinLimit(promise, what, limit = HANG_LIMIT_MS) {
   return Promise.race([promise, hang]).finally(() => clearTimeout(timer));
 }
 
+// A signal for asynchronous waits that a bug could leave pending forever (which would keep the
+// test process alive after its last test): abortTestWaits(), called after each test, aborts it.
+let testWaits = new AbortController();
+setMaxListeners(0, testWaits.signal);
+function testSignal() {
+  return testWaits.signal;
+}
+function abortTestWaits() {
+  testWaits.abort(new Error('the test ended while this wait was pending'));
+  testWaits = new AbortController();
+  setMaxListeners(0, testWaits.signal);
+}
+
 // Whether `promise` has settled by the time already-queued work has run (a macrotask later).
 async function isSettled(promise) {
   const marker = Symbol('pending');
@@ -68,6 +82,18 @@ async function isSettled(promise) {
     new Promise((resolve) => setImmediate(() => resolve(marker))),
   ]);
   return result !== marker;
+}
+
+// Call once at the top level of a test file: if, after its last test, something (a leaked wait in
+// the addon, say) keeps the process alive for `ms` more, it exits with code 1, which the runner
+// reports as a failure of the file, rather than the whole run hanging.
+function exitIfKeptAlive(ms = 5_000) {
+  require('node:test').after(() => {
+    setTimeout(() => {
+      process.stderr.write(`the test process was kept alive ${ms} ms after its last test (a leaked wait?)\n`);
+      process.exit(1);
+    }, ms).unref();
+  });
 }
 
 // Runs one worker per element of `workerDatas` on `file`. Resolves with the 'done' message of
@@ -143,6 +169,7 @@ class Agent {
           resolve(this);
         } else if (message.type === 'started') {
           this.#started.get(message.seq)?.resolve();
+          this.#started.delete(message.seq);
         } else if (message.type === 'reply') {
           const pending = this.#replies.get(message.seq);
           this.#replies.delete(message.seq);
@@ -159,6 +186,7 @@ class Agent {
         for (const pending of this.#replies.values()) pending.reject(why);
         for (const started of this.#started.values()) started.reject(why);
         this.#replies.clear();
+        this.#started.clear();
       };
       this.#worker.on('error', gone);
       this.#worker.on('exit', (code) => gone(new Error(`agent worker exited (code ${code})`)));
@@ -226,6 +254,9 @@ module.exports = {
   waitFor,
   withinLimit,
   isSettled,
+  testSignal,
+  abortTestWaits,
+  exitIfKeptAlive,
   runWorkers,
   Agent,
 };

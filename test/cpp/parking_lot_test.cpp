@@ -21,7 +21,7 @@ namespace parklock {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::kWaitLimitMs;
+using testing::kHangGuardMs;
 using testing::RecordingWaiter;
 using testing::ThreadGroup;
 using testing::WaitUntil;
@@ -30,7 +30,7 @@ using Status = ParkResult::Status;
 // A deadline for waits that should end by a wake-up: if the wake-up is lost the wait ends as
 // kTimedOut, a readable failure, instead of hanging the suite.
 Deadline HangGuard() {
-  return Deadline::after_ms(kWaitLimitMs);
+  return Deadline::after_ms(kHangGuardMs);
 }
 
 TEST(ParkingLotTest, ParkWithFailingValidateReturnsInvalidAndDoesNotQueue) {
@@ -418,7 +418,7 @@ TEST(ParkingLotTest, CancelRacingUnparkDeliversEachWakeExactlyOnceOrNotAtAll) {
     });
   }
   for (int w = 0; w < kWakers; ++w) {
-    threads.Start([&, w] {
+    threads.Start([&] {
       while (cancellers_running > 0) {
         const UnparkInfo info = parking_lot::unpark_one(&word, [&](const UnparkInfo& found) {
           return found.unparked ? next_token.fetch_add(1) : WakeToken{0};

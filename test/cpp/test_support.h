@@ -28,8 +28,11 @@ namespace parklock::testing {
 
 // How long to wait for something that should happen "soon" before calling it a failure.
 inline constexpr std::chrono::milliseconds kWaitLimit{10'000};
-// Same, as a deadline in milliseconds for calls that should not time out.
+// kWaitLimit in milliseconds, for Deadline::after_ms.
 inline constexpr double kWaitLimitMs = 10'000;
+// A deadline in milliseconds for waits in the code under test that should end by a wake-up. It
+// outlasts kWaitLimit, so a test that checks a waiter is still blocked gives up before the waiter.
+inline constexpr double kHangGuardMs = 20'000;
 // How long a group of threads may run before the process is aborted as hung.
 inline constexpr std::chrono::milliseconds kHangLimit{30'000};
 

@@ -1,0 +1,130 @@
+'use strict';
+// The lock implementations every scenario is run against, behind one small interface, so that a
+// scenario or worker names an implementation by id and never special-cases it beyond the API
+// shape (lock/unlock, callback-scoped runLocked, or Promise-based).
+//
+//   create()            in the thread that sets a run up: a new unlocked lock; returns what to
+//                       send to workers (structured-clonable: workerData or postMessage)
+//   openSync(shared)    in any thread: the lock's blocking form, an object with either
+//                       lock()/unlock() or runLocked(fn) (Atomics.Mutex is callback-scoped only)
+//   openAsync(shared)   the Promise form: { lockAsync() -> Promise<token>, unlock(token),
+//                       executeLocked(fn) }; `token` is whatever the lock needs back to release
+//
+// The handles returned are the libraries' own objects or one-line arrow adapters around them;
+// TurboFan inlines those, and every implementation goes through the same shape of adapter, so
+// the comparison stays fair.
+
+const { DrepperMutex } = require('../baselines/drepper_mutex');
+const { V8BlogAsyncLock } = require('../baselines/v8_blog_async_lock');
+const { V8AtomicsMutex, isAvailable: atomicsMutexAvailable } = require('../baselines/v8_atomics_mutex');
+
+// Every SharedArrayBuffer-based lock gets a buffer of its own with the word at LOCK_OFFSET: 64
+// bytes of padding on each side keep the lock word off the cache lines of any other allocation
+// (the control words of a run, a neighbour's counter), which would otherwise add false sharing
+// to some runs and not others.
+const LOCK_BUFFER_BYTES = 192;
+const LOCK_OFFSET = 64;
+
+function paddedBuffer() {
+  return { buffer: new SharedArrayBuffer(LOCK_BUFFER_BYTES), byteOffset: LOCK_OFFSET };
+}
+
+// Loaded lazily: a process that benchmarks only the JavaScript baselines never loads the addon.
+const parklock = () => require('../../lib');
+
+const IMPLEMENTATIONS = {
+  parklock: {
+    label: 'parklock Mutex',
+    sync: true,
+    async: true,
+    crossThread: true,
+    create: paddedBuffer,
+    openSync: ({ buffer, byteOffset }) => new (parklock().Mutex)(buffer, byteOffset),
+    openAsync({ buffer, byteOffset }) {
+      const mutex = new (parklock().Mutex)(buffer, byteOffset);
+      // mutex.unlock() rather than guard.unlock(): the guard only adds a "released already?"
+      // check on top of it.
+      return {
+        lockAsync: () => mutex.lockAsync(),
+        unlock: () => mutex.unlock(),
+        executeLocked: (fn) => mutex.executeLocked(fn),
+      };
+    },
+  },
+  drepper: {
+    label: 'pure-JS 3-state (Drepper)',
+    sync: true,
+    async: false,
+    crossThread: true,
+    create: paddedBuffer,
+    openSync: ({ buffer, byteOffset }) => new DrepperMutex(buffer, byteOffset),
+  },
+  'v8-blog': {
+    label: 'V8-blog AsyncLock (waitAsync)',
+    sync: true,
+    async: true,
+    crossThread: true,
+    create: paddedBuffer,
+    openSync: ({ buffer, byteOffset }) => new V8BlogAsyncLock(buffer, byteOffset),
+    openAsync({ buffer, byteOffset }) {
+      const lock = new V8BlogAsyncLock(buffer, byteOffset);
+      return {
+        lockAsync: () => lock.lockAsync(),
+        unlock: () => lock.unlock(),
+        executeLocked: (fn) => lock.executeLocked(fn),
+      };
+    },
+  },
+  'v8-atomics': {
+    label: 'V8 Atomics.Mutex',
+    sync: true,
+    async: false,
+    crossThread: true,
+    // Atomics.Mutex exists only in a process started with `node --harmony-struct`; the runner
+    // starts such a child for it (see run.js).
+    needsHarmony: true,
+    available: () => (atomicsMutexAvailable() ? null : 'needs node --harmony-struct'),
+    // The mutex object itself is what crosses to workers (it lives in V8's shared heap).
+    create: () => V8AtomicsMutex.create().handle,
+    openSync: (handle) => V8AtomicsMutex.fromHandle(handle),
+  },
+  'async-mutex': {
+    label: 'async-mutex (npm)',
+    sync: false,
+    async: true,
+    // A plain JavaScript object: it cannot be shared between threads at all.
+    crossThread: false,
+    available() {
+      try {
+        require.resolve('async-mutex');
+        return null;
+      } catch {
+        return 'async-mutex is not installed (npm install --save-dev async-mutex)';
+      }
+    },
+    create: () => null,
+    openAsync() {
+      const { Mutex } = require('async-mutex');
+      const mutex = new Mutex();
+      return {
+        lockAsync: () => mutex.acquire(),
+        unlock: (release) => release(),
+        executeLocked: (fn) => mutex.runExclusive(fn),
+      };
+    },
+  },
+};
+
+function implementation(id) {
+  const impl = IMPLEMENTATIONS[id];
+  if (impl === undefined) throw new Error(`unknown implementation ${id}`);
+  return impl;
+}
+
+// null if `id` can run in this process, else why not.
+function unavailableReason(id) {
+  const impl = IMPLEMENTATIONS[id];
+  return impl && impl.available ? impl.available() : null;
+}
+
+module.exports = { IMPLEMENTATIONS, implementation, unavailableReason };

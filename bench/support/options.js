@@ -1,0 +1,49 @@
+'use strict';
+// Command line of bench/run.js.
+const USAGE = `usage: node bench/run.js [--quick] [--reps N] [--only a,b,...] [--cpp | --no-cpp]
+  --quick        2 short repetitions per case (the whole suite in about 1-2 minutes)
+  --reps N       repetitions per case (default 5; --quick: 2)
+  --only LIST    only these scenarios (comma-separated; "cpp" for the C++ benchmarks)
+  --cpp          also run the C++ benchmarks when --only is given (they run by default)
+  --no-cpp       skip the C++ benchmarks (they build build/bench first)`;
+
+function parseOptions(argv, scenarioNames) {
+  const options = { quick: false, reps: undefined, only: undefined, cpp: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const value = () => {
+      if (i + 1 >= argv.length) throw new Error(`${arg} needs a value\n${USAGE}`);
+      return argv[++i];
+    };
+    if (arg === '--quick') options.quick = true;
+    else if (arg === '--reps') options.reps = Number(value());
+    else if (arg.startsWith('--reps=')) options.reps = Number(arg.slice(7));
+    else if (arg === '--only') options.only = value();
+    else if (arg.startsWith('--only=')) options.only = arg.slice(7);
+    else if (arg === '--cpp') options.cpp = true;
+    else if (arg === '--no-cpp') options.cpp = false;
+    else if (arg === '--help' || arg === '-h') {
+      console.log(USAGE);
+      process.exit(0);
+    } else throw new Error(`unknown option ${arg}\n${USAGE}`);
+  }
+  if (options.reps === undefined) options.reps = options.quick ? 2 : 5;
+  if (!Number.isInteger(options.reps) || options.reps < 1) throw new Error('--reps must be a positive integer');
+
+  let selected = scenarioNames;
+  let cppSelected = true;
+  if (options.only !== undefined) {
+    const wanted = options.only.split(',').map((s) => s.trim().replace(/-/g, '_')).filter(Boolean);
+    for (const name of wanted) {
+      if (name !== 'cpp' && !scenarioNames.includes(name)) {
+        throw new Error(`unknown scenario ${name}; known: ${scenarioNames.join(', ')}, cpp`);
+      }
+    }
+    selected = scenarioNames.filter((name) => wanted.includes(name));
+    cppSelected = wanted.includes('cpp');
+  }
+  if (options.cpp !== undefined) cppSelected = options.cpp;
+  return { ...options, scenarios: selected, runCpp: cppSelected };
+}
+
+module.exports = { parseOptions };

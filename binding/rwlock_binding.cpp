@@ -1,0 +1,167 @@
+// The native half of lib/rwlock.js: only the contended paths. JavaScript takes and releases the
+// lock itself, with Atomics on the same words, while nobody is parked.
+#include "rwlock_binding.h"
+
+#include "errors.h"
+#include "rwlock.h"
+#include "settlement.h"
+#include "shared_words.h"
+#include "thread_context.h"
+
+namespace parklock::binding {
+
+namespace {
+
+class RwLockAsyncWaiter final : public AsyncWaiter {
+ public:
+  RwLockAsyncWaiter(std::shared_ptr<ThreadContext> context, double id, std::int32_t* words,
+                    bool exclusive)
+      : AsyncWaiter(context, id,
+                    exclusive ? RwLockWords::exclusive_request(context->thread())
+                              : RwLockWords::kSharedRequest),
+        words_(words) {}
+
+  // The thread's teardown takes queued waiters out of the lot without calling on_cancelled(); a
+  // waiter that leaves that way still does what a cancelled one does (readers queued behind a
+  // writer that leaves may be grantable now).
+  ~RwLockAsyncWaiter() override {
+    if (owes_after_cancel_) RwLockWords(words_).after_cancel();
+  }
+
+  // JS thread: takes the lock now, or queues this waiter (returning nothing).
+  std::optional<Settlement> first_step() {
+    // Set before queueing: once queued, a waker on another thread may end the wait at any time.
+    owes_after_cancel_ = true;
+    const RwLockWords::AsyncStep step = RwLockWords(words_).lock_or_enqueue(*this);
+    if (step == RwLockWords::AsyncStep::kQueued) return std::nullopt;
+    owes_after_cancel_ = false;
+    return step == RwLockWords::AsyncStep::kAcquired ? settled::kAcquired : settled::kCorrupt;
+  }
+
+  // The only wake-up is a grant: the lock is this wait's, unless it was cancelled meanwhile.
+  std::optional<Settlement> resume(WakeToken token) override {
+    owes_after_cancel_ = false;
+    if (cancel_requested()) {
+      RwLockWords(words_).abandon_wake(thread(), token);
+      return settled::kCancelled;
+    }
+    return settled::kAcquired;
+  }
+
+  void abandon(WakeToken token) noexcept override {
+    owes_after_cancel_ = false;
+    RwLockWords(words_).abandon_wake(thread(), token);
+  }
+
+  std::optional<Settlement> on_cancelled() override {
+    owes_after_cancel_ = false;
+    RwLockWords(words_).after_cancel();
+    return settled::kCancelled;
+  }
+
+ private:
+  // Kept valid by JavaScript: the pending wait's record holds the RWLock and so its buffer.
+  std::int32_t* const words_;
+  // Queued and not yet granted or cancelled. Written by the JS thread before queueing and by
+  // whoever ends the wait afterwards; the lot's bucket lock orders the two.
+  bool owes_after_cancel_ = false;
+};
+
+Settlement from_lock_status(RwLockWords::LockStatus status) {
+  switch (status) {
+    case RwLockWords::LockStatus::kAcquired:
+      return settled::kAcquired;
+    case RwLockWords::LockStatus::kTimedOut:
+    case RwLockWords::LockStatus::kInterrupted:
+      return settled::kTimedOut;
+    case RwLockWords::LockStatus::kAlreadyHeld:
+      return settled::kAlreadyHeld;
+    case RwLockWords::LockStatus::kCorrupt:
+      break;
+  }
+  return settled::kCorrupt;
+}
+
+// rwlockLockSlow(int32Array, index, timeoutMs) and rwlockLockSharedSlow(...) -> ACQUIRED |
+// TIMED_OUT | ALREADY_HELD | CORRUPT; block this thread.
+template <bool kExclusive>
+Napi::Value lock_slow(const Napi::CallbackInfo& info) {
+  RwLockWords lock(shared_words(info, 0, RwLockWords::kWordCount));
+  const Deadline deadline = Deadline::after_ms(timeout_ms(info, 2));
+  ThreadContext& context = ThreadContext::of(info.Env());
+  const Interrupt interrupt = context.interrupt();
+  const RwLockWords::LockStatus status =
+      kExclusive ? lock.lock_slow(context.thread(), deadline, &interrupt)
+                 : lock.lock_shared_slow(context.thread(), deadline, &interrupt);
+  // Terminating: the pending termination exception unwinds the caller; the value is ignored.
+  if (status == RwLockWords::LockStatus::kInterrupted) return info.Env().Undefined();
+  return Napi::Number::New(info.Env(), from_lock_status(status));
+}
+
+// rwlockReleaseWriteSlow(int32Array, index) -> true; throws if the state is corrupt. JavaScript
+// comes here after it checked and cleared the owner word and its CAS writer -> 0 failed.
+Napi::Value release_write_slow(const Napi::CallbackInfo& info) {
+  RwLockWords lock(shared_words(info, 0, RwLockWords::kWordCount));
+  if (lock.release_exclusive_slow() == RwLockWords::UnlockStatus::kUnlocked) {
+    return Napi::Boolean::New(info.Env(), true);
+  }
+  throw_error(info.Env(), "ERR_PARKLOCK_CORRUPT", "the rwlock state word holds an invalid value");
+}
+
+// rwlockUnlockSharedSlow(int32Array, index) -> true, or false if no reader holds the lock;
+// throws if the state is corrupt.
+Napi::Value unlock_shared_slow(const Napi::CallbackInfo& info) {
+  RwLockWords lock(shared_words(info, 0, RwLockWords::kWordCount));
+  switch (lock.unlock_shared_slow()) {
+    case RwLockWords::UnlockStatus::kUnlocked:
+      return Napi::Boolean::New(info.Env(), true);
+    case RwLockWords::UnlockStatus::kNotOwner:
+      return Napi::Boolean::New(info.Env(), false);
+    case RwLockWords::UnlockStatus::kCorrupt:
+      break;
+  }
+  throw_error(info.Env(), "ERR_PARKLOCK_CORRUPT", "the rwlock state word holds an invalid value");
+}
+
+// rwlockLockAsync(int32Array, index, id) and rwlockLockSharedAsync(...) -> ACQUIRED, CORRUPT, or
+// PENDING (then the wait `id` settles through the thread's on_settle callback).
+template <bool kExclusive>
+Napi::Value lock_async(const Napi::CallbackInfo& info) {
+  std::int32_t* words = shared_words(info, 0, RwLockWords::kWordCount);
+  if (!info[2].IsNumber()) throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE", "bad wait id");
+  ThreadContext& context = ThreadContext::of(info.Env());
+  auto waiter = std::make_shared<RwLockAsyncWaiter>(
+      context.shared_from_this(), info[2].As<Napi::Number>().DoubleValue(), words, kExclusive);
+  std::optional<Settlement> now = context.begin(waiter, [&] { return waiter->first_step(); });
+  return Napi::Number::New(info.Env(), now.value_or(settled::kPending));
+}
+
+}  // namespace
+
+void export_rwlock(Napi::Env env, Napi::Object exports) {
+  exports.Set("rwlockLockSlow", Napi::Function::New(env, lock_slow<true>, "rwlockLockSlow"));
+  exports.Set("rwlockLockSharedSlow",
+              Napi::Function::New(env, lock_slow<false>, "rwlockLockSharedSlow"));
+  exports.Set("rwlockReleaseWriteSlow",
+              Napi::Function::New(env, release_write_slow, "rwlockReleaseWriteSlow"));
+  exports.Set("rwlockUnlockSharedSlow",
+              Napi::Function::New(env, unlock_shared_slow, "rwlockUnlockSharedSlow"));
+  exports.Set("rwlockLockAsync", Napi::Function::New(env, lock_async<true>, "rwlockLockAsync"));
+  exports.Set("rwlockLockSharedAsync",
+              Napi::Function::New(env, lock_async<false>, "rwlockLockSharedAsync"));
+
+  Napi::Object layout = Napi::Object::New(env);
+  layout.Set("WORDS", static_cast<double>(RwLockWords::kWordCount));
+  layout.Set("BYTES", static_cast<double>(RwLockWords::kBytes));
+  layout.Set("ALIGN", static_cast<double>(RwLockWords::kAlign));
+  layout.Set("STATE_INDEX", static_cast<double>(RwLockWords::kStateIndex));
+  layout.Set("OWNER_INDEX", static_cast<double>(RwLockWords::kOwnerIndex));
+  layout.Set("WRITER", RwLockWords::kWriter);
+  layout.Set("PARKED", RwLockWords::kParked);
+  layout.Set("READER_SHIFT", RwLockWords::kReaderShift);
+  layout.Set("ONE_READER", RwLockWords::kOneReader);
+  layout.Set("MAX_READERS", RwLockWords::kMaxReaders);
+  exports.Set("rwlockLayout", layout);
+}
+
+}  // namespace parklock::binding

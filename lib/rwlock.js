@@ -1,0 +1,251 @@
+'use strict';
+// RWLock: the readers-writer lock of addon/rwlock.h (a state word and an owner word), whose layout
+// this file reads from the addon's exported constants. While nobody is parked, every lock and
+// unlock is one Atomics.compareExchange on the state word (plus the owner word for writers); the
+// addon is entered only to wait, or to hand the lock to parked waiters.
+//
+// Fairness: once anybody waits, newcomers (readers included) queue behind it, and releases grant
+// the lock in FIFO order, so a stream of readers cannot starve a writer. Readers are counted, not
+// recorded per thread: upgrading a read hold to a write hold (lock() while this thread reads)
+// waits forever and is not detected.
+const native = require('./native');
+const { attach, defineLocation } = require('./shared_memory');
+const { threadId, settled, waitAsync } = require('./async_waits');
+const { validateTimeout, validateAsyncOptions } = require('./validate');
+const { lockError, corrupt } = require('./errors');
+const { Guard } = require('./guard');
+
+const layout = native.rwlockLayout;
+const { STATE_INDEX, OWNER_INDEX, WRITER, PARKED, READER_SHIFT, ONE_READER, MAX_READERS } = layout;
+
+function readersOf(state) {
+  return state >>> READER_SHIFT;
+}
+
+// Values no operation writes (see the table in addon/rwlock.h).
+function isCorrupt(state) {
+  return state < 0 || ((state & WRITER) !== 0 && readersOf(state) !== 0) || state === PARKED;
+}
+
+function deadlock() {
+  return lockError(
+    'ERR_PARKLOCK_DEADLOCK',
+    'This thread holds the write lock; locking the rwlock again would wait forever',
+  );
+}
+
+function tooManyReaders() {
+  return lockError(
+    'ERR_PARKLOCK_TOO_MANY_READERS',
+    `The rwlock already has the most read holds it can count (${MAX_READERS})`,
+  );
+}
+
+class RWLock {
+  #words;
+  // What a read guard releases: the guard calls unlock() on it.
+  #readHold;
+
+  constructor(...location) {
+    const { buffer, byteOffset, words } = attach(location, layout);
+    this.#words = words;
+    this.#readHold = { unlock: () => this.unlockShared() };
+    defineLocation(this, { buffer, byteOffset });
+  }
+
+  static get BYTES() {
+    return layout.BYTES;
+  }
+
+  static get ALIGN() {
+    return layout.ALIGN;
+  }
+
+  // --- Exclusive (write) side ---
+
+  // Blocks this thread until it holds the write lock; returns a guard that unlocks it.
+  lock() {
+    if (!this.#tryLockNow()) this.#lockSlow(Infinity);
+    return new Guard(this);
+  }
+
+  // Takes the write lock if it is granted within timeoutMs (0: only if free now); true if taken.
+  tryLock(timeoutMs = 0) {
+    validateTimeout(timeoutMs, 'timeoutMs');
+    if (this.#tryLockNow()) return true;
+    if (timeoutMs === 0 || this.isWriteLockedByCurrentThread) return this.#refused();
+    return this.#lockSlow(timeoutMs);
+  }
+
+  // Resolves to a guard once this thread holds the write lock; never blocks the thread.
+  lockAsync(options) {
+    const { timeout, signal } = validateAsyncOptions(options);
+    // The signal is checked before the CAS: an already-aborted signal must not take the lock.
+    if ((signal === undefined || !signal.aborted) && this.#tryLockNow()) {
+      return Promise.resolve(new Guard(this));
+    }
+    return waitAsync(
+      this,
+      (id) => native.rwlockLockAsync(this.#words, 0, id),
+      { timeout, signal },
+      (settlement) => this.#acquired(settlement) && new Guard(this),
+    );
+  }
+
+  unlock() {
+    const words = this.#words;
+    const state = Atomics.load(words, STATE_INDEX);
+    if (Atomics.load(words, OWNER_INDEX) !== threadId) {
+      if (isCorrupt(state)) throw corrupt('rwlock');
+      throw lockError('ERR_PARKLOCK_NOT_OWNER', RWLock.#notWriterMessage(state));
+    }
+    if ((state & WRITER) === 0 || isCorrupt(state)) throw corrupt('rwlock');
+    // The owner word first: a writer that takes the lock right after the release below writes
+    // its own id, which must not be overwritten.
+    Atomics.store(words, OWNER_INDEX, 0);
+    if (Atomics.compareExchange(words, STATE_INDEX, WRITER, 0) === WRITER) return;
+    native.rwlockReleaseWriteSlow(words, 0);
+  }
+
+  // --- Shared (read) side ---
+
+  // Blocks this thread until it holds a read lock; returns a guard that unlocks it.
+  lockShared() {
+    if (!this.#tryLockSharedNow()) this.#lockSharedSlow(Infinity);
+    return new Guard(this.#readHold);
+  }
+
+  // Takes a read lock if it is granted within timeoutMs (0: only if available now, which it is
+  // not while anybody waits); true if taken.
+  tryLockShared(timeoutMs = 0) {
+    validateTimeout(timeoutMs, 'timeoutMs');
+    if (this.#tryLockSharedNow()) return true;
+    if (timeoutMs === 0 || this.isWriteLockedByCurrentThread) return this.#refused();
+    return this.#lockSharedSlow(timeoutMs);
+  }
+
+  // Resolves to a guard once this thread holds a read lock; never blocks the thread.
+  lockSharedAsync(options) {
+    const { timeout, signal } = validateAsyncOptions(options);
+    if (signal === undefined || !signal.aborted) {
+      try {
+        if (this.#tryLockSharedNow()) return Promise.resolve(new Guard(this.#readHold));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    return waitAsync(
+      this,
+      (id) => native.rwlockLockSharedAsync(this.#words, 0, id),
+      { timeout, signal },
+      (settlement) => this.#acquired(settlement) && new Guard(this.#readHold),
+    );
+  }
+
+  unlockShared() {
+    const words = this.#words;
+    let state = Atomics.load(words, STATE_INDEX);
+    for (;;) {
+      if (isCorrupt(state)) throw corrupt('rwlock');
+      const readers = readersOf(state);
+      if (readers === 0) {
+        throw lockError(
+          'ERR_PARKLOCK_NOT_OWNER',
+          (state & WRITER) !== 0
+            ? 'Cannot unlockShared() a write lock; use unlock()'
+            : 'Cannot unlockShared() an rwlock that no reader holds',
+        );
+      }
+      // The last read hold of a parked lock hands the lock on: the addon does that.
+      if (readers === 1 && (state & PARKED) !== 0) break;
+      const seen = Atomics.compareExchange(words, STATE_INDEX, state, state - ONE_READER);
+      if (seen === state) return;
+      state = seen;
+    }
+    if (!native.rwlockUnlockSharedSlow(words, 0)) {
+      throw lockError('ERR_PARKLOCK_NOT_OWNER', 'Cannot unlockShared() an rwlock that no reader holds');
+    }
+  }
+
+  // --- Observers (snapshots) ---
+
+  // Held by a writer or by at least one reader.
+  get isLocked() {
+    return (Atomics.load(this.#words, STATE_INDEX) & ~PARKED) !== 0;
+  }
+
+  get isWriteLocked() {
+    return (Atomics.load(this.#words, STATE_INDEX) & WRITER) !== 0;
+  }
+
+  // How many read holds are outstanding.
+  get readers() {
+    return readersOf(Atomics.load(this.#words, STATE_INDEX));
+  }
+
+  get isWriteLockedByCurrentThread() {
+    return (
+      (Atomics.load(this.#words, STATE_INDEX) & WRITER) !== 0 &&
+      Atomics.load(this.#words, OWNER_INDEX) === threadId
+    );
+  }
+
+  // --- Internals ---
+
+  #tryLockNow() {
+    if (Atomics.compareExchange(this.#words, STATE_INDEX, 0, WRITER) !== 0) return false;
+    Atomics.store(this.#words, OWNER_INDEX, threadId);
+    return true;
+  }
+
+  // Adds a reader while there is no writer and nobody waits (no barging past waiters).
+  #tryLockSharedNow() {
+    const words = this.#words;
+    let state = Atomics.load(words, STATE_INDEX);
+    while (state >= 0 && (state & (WRITER | PARKED)) === 0) {
+      if (readersOf(state) >= MAX_READERS) throw tooManyReaders();
+      const seen = Atomics.compareExchange(words, STATE_INDEX, state, state + ONE_READER);
+      if (seen === state) return true;
+      state = seen;
+    }
+    return false;
+  }
+
+  // A try form that will not wait: false, unless the word is corrupt.
+  #refused() {
+    if (isCorrupt(Atomics.load(this.#words, STATE_INDEX))) throw corrupt('rwlock');
+    return false;
+  }
+
+  #lockSlow(timeoutMs) {
+    if (this.isWriteLockedByCurrentThread) throw deadlock();
+    return this.#acquired(native.rwlockLockSlow(this.#words, 0, timeoutMs));
+  }
+
+  #lockSharedSlow(timeoutMs) {
+    if (this.isWriteLockedByCurrentThread) throw deadlock();
+    return this.#acquired(native.rwlockLockSharedSlow(this.#words, 0, timeoutMs));
+  }
+
+  // true if acquired, false if a synchronous wait timed out; throws otherwise.
+  #acquired(settlement) {
+    switch (settlement) {
+      case settled.ACQUIRED:
+        return true;
+      case settled.TIMED_OUT:
+        return false;
+      case settled.ALREADY_HELD:
+        throw deadlock();
+      default:
+        throw corrupt('rwlock');
+    }
+  }
+
+  static #notWriterMessage(state) {
+    if ((state & WRITER) !== 0) return 'Cannot unlock an rwlock write-locked by another thread';
+    if (readersOf(state) !== 0) return 'Cannot unlock() a read lock; use unlockShared()';
+    return 'Cannot unlock an rwlock that is not write-locked';
+  }
+}
+
+module.exports = { RWLock };

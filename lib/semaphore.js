@@ -1,0 +1,182 @@
+'use strict';
+// Semaphore: the strictly FIFO counting semaphore of addon/semaphore.h, whose word layout this
+// file reads from the addon's exported constants. While nobody is queued, acquire and release are
+// one Atomics.compareExchange on the word; once the waiters bit is set, every acquire queues
+// behind the waiters (no barging) and every release goes to the addon, which hands the permits to
+// the oldest waiters directly.
+const native = require('./native');
+const { attach, defineLocation } = require('./shared_memory');
+const { settled, waitAsync } = require('./async_waits');
+const { validateTimeout, validateAsyncOptions } = require('./validate');
+const { invalidArgType, outOfRange, corrupt } = require('./errors');
+
+const layout = native.semaphoreLayout;
+const { PERMITS_MASK, WAITERS_BIT, RESERVED_BIT, MAX_PERMITS } = layout;
+
+function isSharedArrayBuffer(value) {
+  return Object.prototype.toString.call(value) === '[object SharedArrayBuffer]';
+}
+
+// A number of permits: an integer from `min` (1 for requests and releases) to MAX_PERMITS.
+function validatePermits(value, name, min = 1) {
+  if (typeof value !== 'number') throw invalidArgType(name, 'of type number', value);
+  if (!Number.isInteger(value) || value < min || value > MAX_PERMITS) {
+    throw outOfRange(name, `an integer from ${min} to ${MAX_PERMITS}`, value);
+  }
+  return value;
+}
+
+// The word, after checking that it holds a value the semaphore can have written.
+function checked(word) {
+  if ((word & RESERVED_BIT) !== 0) throw corrupt('semaphore');
+  return word;
+}
+
+function interpret(settlement) {
+  if (settlement === settled.ACQUIRED) return undefined;
+  throw corrupt('semaphore');
+}
+
+class Semaphore {
+  #word;
+
+  // new Semaphore(initialPermits = 0) allocates; new Semaphore(sab, byteOffset) and
+  // new Semaphore({ buffer, byteOffset }) attach to a semaphore that already lives there.
+  constructor(...args) {
+    const [first] = args;
+    let initialPermits = 0;
+    let location = args;
+    if (typeof first === 'number') {
+      initialPermits = validatePermits(first, 'initialPermits', 0);
+      if (args[1] !== undefined) {
+        throw invalidArgType('byteOffset', 'undefined when the first argument is a number of permits', args[1]);
+      }
+      location = [];
+    } else if (first === null || (first !== undefined && typeof first !== 'object')) {
+      throw invalidArgType(
+        'initialPermits',
+        'a number, a SharedArrayBuffer or { buffer, byteOffset }',
+        first,
+      );
+    }
+    const { buffer, byteOffset, words } = attach(location, layout);
+    if (initialPermits !== 0) Atomics.store(words, 0, initialPermits);
+    this.#word = words;
+    defineLocation(this, { buffer, byteOffset });
+  }
+
+  // Writes a semaphore with `permits` permits (and no waiters) at byteOffset of buffer and returns
+  // it. Only for memory no thread is using yet: it overwrites whatever is there.
+  static init(buffer, byteOffset, permits) {
+    if (!isSharedArrayBuffer(buffer)) throw invalidArgType('buffer', 'a SharedArrayBuffer', buffer);
+    validatePermits(permits, 'permits', 0);
+    const semaphore = new Semaphore(buffer, byteOffset);
+    Atomics.store(semaphore.#word, 0, permits);
+    return semaphore;
+  }
+
+  static get BYTES() {
+    return layout.BYTES;
+  }
+
+  static get ALIGN() {
+    return layout.ALIGN;
+  }
+
+  static get MAX_PERMITS() {
+    return MAX_PERMITS;
+  }
+
+  // Blocks this thread until n permits are granted to it.
+  acquire(n = 1) {
+    validatePermits(n, 'n');
+    if (!this.#tryTake(n)) this.#acquireSlow(n, Infinity);
+  }
+
+  // Takes n permits if they are available within timeoutMs (0: only if available now, and
+  // nobody is queued for permits); true if taken.
+  tryAcquire(n = 1, timeoutMs = 0) {
+    validatePermits(n, 'n');
+    validateTimeout(timeoutMs, 'timeoutMs');
+    if (this.#tryTake(n)) return true;
+    if (timeoutMs === 0) return false;
+    return this.#acquireSlow(n, timeoutMs);
+  }
+
+  // Resolves (to undefined) once n permits are granted to this thread; never blocks. Rejects with
+  // TimeoutError or signal.reason, having taken nothing.
+  acquireAsync(n = 1, options) {
+    validatePermits(n, 'n');
+    const { timeout, signal } = validateAsyncOptions(options);
+    // The signal is checked before the CAS: an already-aborted signal must not take permits.
+    if (signal === undefined || !signal.aborted) {
+      try {
+        if (this.#tryTake(n)) return Promise.resolve();
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    return waitAsync(
+      this,
+      (id) => native.semaphoreAcquireAsync(this.#word, 0, n, id),
+      { timeout, signal },
+      interpret,
+    );
+  }
+
+  // Returns n permits; queued waiters are granted them oldest first. Throws RangeError (and
+  // releases nothing) if the available permits would exceed Semaphore.MAX_PERMITS.
+  release(n = 1) {
+    validatePermits(n, 'n');
+    let seen = Atomics.load(this.#word, 0);
+    for (;;) {
+      checked(seen);
+      if ((seen & PERMITS_MASK) > MAX_PERMITS - n) throw this.#overflow(n, seen & PERMITS_MASK);
+      if ((seen & WAITERS_BIT) !== 0) break;
+      const witnessed = Atomics.compareExchange(this.#word, 0, seen, seen + n);
+      if (witnessed === seen) return;
+      seen = witnessed;
+    }
+    if (!native.semaphoreReleaseSlow(this.#word, 0, n)) throw this.#overflow(n, this.available);
+  }
+
+  // Permits available right now (not counting those already granted to waiters).
+  get available() {
+    return checked(Atomics.load(this.#word, 0)) & PERMITS_MASK;
+  }
+
+  // The fast path: takes n permits if nobody is queued and enough are available.
+  #tryTake(n) {
+    let seen = Atomics.load(this.#word, 0);
+    for (;;) {
+      checked(seen);
+      if ((seen & WAITERS_BIT) !== 0 || (seen & PERMITS_MASK) < n) return false;
+      const witnessed = Atomics.compareExchange(this.#word, 0, seen, seen - n);
+      if (witnessed === seen) return true;
+      seen = witnessed;
+    }
+  }
+
+  // true if acquired, false if the timeout passed; throws on a corrupt word.
+  #acquireSlow(n, timeoutMs) {
+    switch (native.semaphoreAcquireSlow(this.#word, 0, n, timeoutMs)) {
+      case settled.ACQUIRED:
+        return true;
+      case settled.TIMED_OUT:
+        return false;
+      default:
+        throw corrupt('semaphore');
+    }
+  }
+
+  #overflow(n, available) {
+    return outOfRange(
+      'n',
+      `at most ${MAX_PERMITS - available} (${available} permits are available and ` +
+        `Semaphore.MAX_PERMITS is ${MAX_PERMITS})`,
+      n,
+    );
+  }
+}
+
+module.exports = { Semaphore };

@@ -1,0 +1,660 @@
+// Tests of the readers-writer lock (rwlock.h) with real threads: exclusion checked by exact
+// counters and untorn multi-word updates, readers that really share, FIFO grants that keep a
+// writer from being starved, ownership and corrupt-word checks, and waiters that give up (timeout,
+// interrupt, cancel, abandoned grant) without losing a grant or leaving a waiter behind.
+#include "rwlock.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <shared_mutex>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "test_support.h"
+
+namespace parklock {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::kHangGuardMs;
+using testing::ThreadGroup;
+using testing::WaitUntil;
+using LockStatus = RwLockWords::LockStatus;
+using UnlockStatus = RwLockWords::UnlockStatus;
+using AsyncStep = RwLockWords::AsyncStep;
+
+constexpr std::int32_t kW = RwLockWords::kWriter;
+constexpr std::int32_t kP = RwLockWords::kParked;
+constexpr std::int32_t Readers(std::int32_t n) {
+  return n * RwLockWords::kOneReader;
+}
+
+// Identities for asynchronous waiters without a thread of their own. current_thread_id() hands
+// out small consecutive ids, so these never collide with a real thread of this process.
+constexpr ThreadId kAsyncA = 0x7fff0001;
+constexpr ThreadId kAsyncB = 0x7fff0002;
+constexpr ThreadId kAsyncC = 0x7fff0003;
+
+// A deadline for calls that should succeed: a lost grant then ends as kTimedOut, a readable
+// failure, instead of hanging the suite.
+Deadline HangGuard() {
+  return Deadline::after_ms(kHangGuardMs);
+}
+
+// An asynchronous waiter (what the binding queues for lockAsync / lockSharedAsync) asking for one
+// mode, that records the grants it receives.
+class GrantWaiter final : public Waiter {
+ public:
+  static GrantWaiter Shared(ThreadId thread) {
+    return GrantWaiter(thread, RwLockWords::kSharedRequest);
+  }
+  static GrantWaiter Exclusive(ThreadId thread) {
+    return GrantWaiter(thread, RwLockWords::exclusive_request(thread));
+  }
+  ~GrantWaiter() override {
+    if (parking_lot::cancel(*this)) ADD_FAILURE() << "a GrantWaiter was destroyed while queued";
+  }
+
+  std::vector<WakeToken> tokens() const {
+    std::lock_guard<std::mutex> guard(lock_);
+    return tokens_;
+  }
+  bool WaitForWakes(std::size_t count, std::chrono::nanoseconds limit = testing::kWaitLimit) {
+    std::unique_lock<std::mutex> guard(lock_);
+    return woken_.wait_for(guard, limit, [&] { return tokens_.size() >= count; });
+  }
+
+ private:
+  GrantWaiter(ThreadId thread, std::int64_t request) noexcept
+      : Waiter(thread, Clock::now(), request) {}
+
+  void on_unparked(WakeToken token) noexcept override {
+    std::lock_guard<std::mutex> guard(lock_);
+    tokens_.push_back(token);
+    woken_.notify_all();
+  }
+
+  mutable std::mutex lock_;
+  std::condition_variable woken_;
+  std::vector<WakeToken> tokens_;  // guarded by lock_
+};
+
+// A lock over raw memory, as the binding uses it over a SharedArrayBuffer.
+class RwLockWordsTest : public ::testing::Test {
+ protected:
+  std::int32_t state() { return std::atomic_ref<std::int32_t>(words_[0]).load(); }
+  std::int32_t owner() { return std::atomic_ref<std::int32_t>(words_[1]).load(); }
+  std::size_t queued() { return parking_lot::queued_count(lock_.address()); }
+  void ExpectClean() {
+    EXPECT_EQ(state(), 0) << "an unlocked lock is all zero";
+    EXPECT_EQ(owner(), 0);
+    EXPECT_EQ(queued(), 0u);
+  }
+
+  alignas(RwLockWords::kAlign) std::int32_t words_[RwLockWords::kWordCount] = {};
+  RwLockWords lock_{words_};
+  const ThreadId self_ = current_thread_id();
+};
+
+TEST_F(RwLockWordsTest, WriteLockRecordsTheOwnerAndUnlockClearsBothWords) {
+  ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
+  EXPECT_EQ(state(), kW);
+  EXPECT_EQ(owner(), self_);
+  EXPECT_TRUE(lock_.is_locked());
+  EXPECT_TRUE(lock_.is_write_locked());
+  EXPECT_EQ(lock_.readers(), 0);
+  EXPECT_FALSE(lock_.try_lock(kAsyncA));
+  EXPECT_FALSE(lock_.try_lock_shared());
+
+  EXPECT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, ReadersShareAndAreCounted) {
+  for (int n = 1; n <= 3; ++n) {
+    ASSERT_TRUE(lock_.try_lock_shared());
+    EXPECT_EQ(state(), Readers(n));
+  }
+  ASSERT_EQ(lock_.lock_shared(self_, HangGuard()), LockStatus::kAcquired);
+  EXPECT_EQ(lock_.readers(), 4);
+  EXPECT_TRUE(lock_.is_locked());
+  EXPECT_FALSE(lock_.is_write_locked());
+  EXPECT_FALSE(lock_.try_lock(self_)) << "a writer cannot join readers";
+  EXPECT_EQ(owner(), 0);
+  for (int n = 3; n >= 0; --n) {
+    ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+    EXPECT_EQ(lock_.readers(), n);
+  }
+  ExpectClean();
+}
+
+TEST(RwLockTest, WritersExcludeEveryoneAndReadersNeverSeeATornUpdate) {
+  // Writers copy one value into several plain words and bump a plain counter; readers check the
+  // words all agree. Under a broken lock both the count and the agreement fail (and TSAN reports
+  // the races, since none of these words is atomic).
+  constexpr int kWriters = 3;
+  constexpr int kReaders = 4;
+  constexpr int kWrites = 2000;
+  constexpr int kReads = 4000;
+  RwLock lock;
+  std::array<std::int64_t, 6> words{};
+  std::int64_t writes = 0;
+  std::atomic<int> torn{0};
+  std::atomic<int> readers_inside{0};
+  std::atomic<int> max_readers_inside{0};
+  ThreadGroup threads;
+  for (int t = 0; t < kWriters; ++t) {
+    threads.Start([&] {
+      for (int i = 0; i < kWrites; ++i) {
+        std::unique_lock<RwLock> guard(lock);
+        EXPECT_EQ(readers_inside.load(), 0);
+        const std::int64_t next = writes + 1;
+        for (std::int64_t& word : words) {
+          word = next;
+          if (i % 128 == 0) std::this_thread::yield();  // widen the window for a torn read
+        }
+        writes = next;
+      }
+    });
+  }
+  for (int t = 0; t < kReaders; ++t) {
+    threads.Start([&] {
+      for (int i = 0; i < kReads; ++i) {
+        std::shared_lock<RwLock> guard(lock);
+        const int inside = ++readers_inside;
+        int seen_max = max_readers_inside.load();
+        while (inside > seen_max && !max_readers_inside.compare_exchange_weak(seen_max, inside)) {
+        }
+        const std::int64_t first = words[0];
+        if (i % 64 == 0) std::this_thread::yield();
+        for (const std::int64_t word : words) {
+          if (word != first) ++torn;
+        }
+        --readers_inside;
+      }
+    });
+  }
+  threads.JoinOrAbort();
+  EXPECT_EQ(writes, std::int64_t{kWriters} * kWrites);
+  for (const std::int64_t word : words) EXPECT_EQ(word, writes);
+  EXPECT_EQ(torn.load(), 0);
+  EXPECT_GE(max_readers_inside.load(), 1);
+}
+
+TEST_F(RwLockWordsTest, AReaderAcquiresWhileAnotherReaderHolds) {
+  // Readers really overlap: the second reader gets in while the first still holds (and the first
+  // releases only after the second is inside).
+  ASSERT_EQ(lock_.lock_shared(self_), LockStatus::kAcquired);
+  std::atomic<bool> second_inside{false};
+  LockStatus status = LockStatus::kCorrupt;
+  ThreadGroup threads;
+  threads.Start([&] {
+    status = lock_.lock_shared(current_thread_id(), HangGuard());
+    second_inside = true;
+  });
+  ASSERT_TRUE(WaitUntil([&] { return second_inside.load(); }));
+  EXPECT_EQ(status, LockStatus::kAcquired);
+  EXPECT_EQ(state(), Readers(2));
+  threads.JoinOrAbort();
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, AQueuedWriterIsServedBeforeReadersThatArriveLater) {
+  ASSERT_TRUE(lock_.try_lock_shared());
+  std::mutex order_lock;
+  std::vector<char> order;
+  const auto record = [&](char who) {
+    std::lock_guard<std::mutex> guard(order_lock);
+    order.push_back(who);
+  };
+  ThreadGroup threads;
+  threads.Start([&] {
+    const ThreadId me = current_thread_id();
+    ASSERT_EQ(lock_.lock(me, HangGuard()), LockStatus::kAcquired);
+    record('W');
+    EXPECT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
+  });
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
+  EXPECT_EQ(state(), Readers(1) | kP);
+  EXPECT_FALSE(lock_.try_lock_shared()) << "a newcomer reader must not pass the queued writer";
+
+  threads.Start([&] {
+    ASSERT_EQ(lock_.lock_shared(current_thread_id(), HangGuard()), LockStatus::kAcquired);
+    record('R');
+    EXPECT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  });
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 2; }));
+
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  threads.JoinOrAbort();
+  EXPECT_EQ(order, (std::vector<char>{'W', 'R'}));
+  ExpectClean();
+}
+
+TEST(RwLockTest, AStreamOfOverlappingReadersCannotStarveAWriter) {
+  // Two readers keep the lock read-held at all times (each re-acquires before the other
+  // releases). A reader-preferring lock would never let the writer in, and the group would abort.
+  constexpr int kWriterRounds = 50;
+  RwLock lock;
+  std::atomic<bool> done{false};
+  std::atomic<int> writer_rounds{0};
+  ThreadGroup threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.Start([&] {
+      while (!done.load()) {
+        std::shared_lock<RwLock> guard(lock);
+        std::this_thread::sleep_for(50us);
+      }
+    });
+  }
+  threads.Start([&] {
+    for (int i = 0; i < kWriterRounds; ++i) {
+      std::unique_lock<RwLock> guard(lock);
+      ++writer_rounds;
+    }
+    done = true;
+  });
+  threads.JoinOrAbort();
+  EXPECT_EQ(writer_rounds.load(), kWriterRounds);
+}
+
+TEST_F(RwLockWordsTest, AReleaseGrantsTheReadersAtTheHeadUpToTheFirstWriter) {
+  ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
+  GrantWaiter r1 = GrantWaiter::Shared(kAsyncA);
+  GrantWaiter r2 = GrantWaiter::Shared(kAsyncB);
+  GrantWaiter w3 = GrantWaiter::Exclusive(kAsyncC);
+  GrantWaiter r4 = GrantWaiter::Shared(kAsyncA);
+  for (GrantWaiter* waiter : {&r1, &r2, &w3, &r4}) {
+    ASSERT_EQ(lock_.lock_or_enqueue(*waiter), AsyncStep::kQueued);
+  }
+  EXPECT_EQ(state(), kW | kP);
+  EXPECT_EQ(queued(), 4u);
+
+  // The writer's release hands the lock to r1 and r2 together; w3 is next, r4 stays behind it.
+  ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+  ASSERT_TRUE(r1.WaitForWakes(1));
+  ASSERT_TRUE(r2.WaitForWakes(1));
+  EXPECT_EQ(r1.tokens(), std::vector<WakeToken>{RwLockWords::kGrantedShared});
+  EXPECT_EQ(r2.tokens(), std::vector<WakeToken>{RwLockWords::kGrantedShared});
+  EXPECT_EQ(state(), Readers(2) | kP);
+  EXPECT_EQ(owner(), 0);
+  EXPECT_EQ(queued(), 2u);
+
+  // The first reader's release is a plain one; the last hands the lock to the writer alone.
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  EXPECT_EQ(w3.tokens().size(), 0u);
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ASSERT_TRUE(w3.WaitForWakes(1));
+  EXPECT_EQ(w3.tokens(), std::vector<WakeToken>{RwLockWords::kGrantedExclusive});
+  EXPECT_EQ(state(), kW | kP);
+  EXPECT_EQ(owner(), kAsyncC) << "a granted writer gets its owner word set for it";
+  EXPECT_EQ(r4.tokens().size(), 0u);
+
+  // The last waiter: granted, and the parked bit goes with the queue.
+  ASSERT_EQ(lock_.unlock(kAsyncC), UnlockStatus::kUnlocked);
+  ASSERT_TRUE(r4.WaitForWakes(1));
+  EXPECT_EQ(state(), Readers(1));
+  EXPECT_EQ(owner(), 0);
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, LockOrEnqueueAcquiresAnAvailableLockWithoutQueuing) {
+  GrantWaiter writer = GrantWaiter::Exclusive(kAsyncA);
+  EXPECT_EQ(lock_.lock_or_enqueue(writer), AsyncStep::kAcquired);
+  EXPECT_EQ(state(), kW);
+  EXPECT_EQ(owner(), kAsyncA);
+  ASSERT_EQ(lock_.unlock(kAsyncA), UnlockStatus::kUnlocked);
+
+  GrantWaiter r1 = GrantWaiter::Shared(kAsyncA);
+  GrantWaiter r2 = GrantWaiter::Shared(kAsyncB);
+  EXPECT_EQ(lock_.lock_or_enqueue(r1), AsyncStep::kAcquired);
+  EXPECT_EQ(lock_.lock_or_enqueue(r2), AsyncStep::kAcquired);
+  EXPECT_EQ(state(), Readers(2));
+  EXPECT_EQ(queued(), 0u);
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, TheWriteHolderIsRefusedEitherLockInsteadOfDeadlocking) {
+  ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
+  EXPECT_EQ(lock_.lock(self_), LockStatus::kAlreadyHeld);
+  EXPECT_EQ(lock_.lock(self_, HangGuard()), LockStatus::kAlreadyHeld);
+  EXPECT_EQ(lock_.lock_shared(self_), LockStatus::kAlreadyHeld);
+  EXPECT_EQ(lock_.lock_shared(self_, HangGuard()), LockStatus::kAlreadyHeld);
+  EXPECT_EQ(state(), kW) << "a refused lock must not announce a waiter";
+  EXPECT_EQ(owner(), self_);
+  ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST(RwLockTest, RecursiveLockThrowsDeadlockErrorAndTimedLocksTimeOut) {
+  RwLock lock;
+  lock.lock();
+  for (const bool shared : {false, true}) {
+    try {
+      shared ? lock.lock_shared() : lock.lock();
+      ADD_FAILURE() << "a recursive lock returned";
+    } catch (const std::system_error& error) {
+      EXPECT_EQ(error.code(), std::errc::resource_deadlock_would_occur);
+    }
+  }
+  EXPECT_FALSE(lock.try_lock_for(1ms));
+  EXPECT_FALSE(lock.try_lock_shared_for(1ms));
+  bool other_got_it = true;
+  std::thread([&] { other_got_it = lock.try_lock_shared_for(5ms); }).join();
+  EXPECT_FALSE(other_got_it);
+  lock.unlock();
+
+  // A read-to-write upgrade is not detected: with a timeout it just times out.
+  lock.lock_shared();
+  EXPECT_FALSE(lock.try_lock_for(5ms));
+  EXPECT_TRUE(lock.try_lock_shared_for(5ms));
+  lock.unlock_shared();
+  lock.unlock_shared();
+  EXPECT_TRUE(lock.try_lock());
+  lock.unlock();
+}
+
+TEST_F(RwLockWordsTest, ReleasesThatDoNotMatchAHoldAreRefused) {
+  EXPECT_EQ(lock_.unlock(self_), UnlockStatus::kNotOwner) << "write-unlocking a free lock";
+  EXPECT_EQ(lock_.unlock_shared(), UnlockStatus::kNotOwner) << "read-unlocking a free lock";
+  ExpectClean();
+
+  ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
+  UnlockStatus from_other = UnlockStatus::kUnlocked;
+  std::thread([&] { from_other = lock_.unlock(current_thread_id()); }).join();
+  EXPECT_EQ(from_other, UnlockStatus::kNotOwner);
+  EXPECT_EQ(lock_.unlock_shared(), UnlockStatus::kNotOwner) << "read-unlocking a write lock";
+  EXPECT_EQ(state(), kW);
+  EXPECT_EQ(owner(), self_);
+  ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+
+  ASSERT_TRUE(lock_.try_lock_shared());
+  EXPECT_EQ(lock_.unlock(self_), UnlockStatus::kNotOwner) << "write-unlocking a read lock";
+  EXPECT_EQ(state(), Readers(1));
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  EXPECT_EQ(lock_.unlock_shared(), UnlockStatus::kNotOwner) << "one release too many";
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, CorruptWordsAreReportedNotWaitedOn) {
+  // Values the lock never writes: negative, writer and readers together, parked alone.
+  for (const std::int32_t corrupt : {-1, -4, kW | Readers(1), kW | Readers(3) | kP, kP}) {
+    words_[0] = corrupt;
+    words_[1] = 0;
+    EXPECT_FALSE(lock_.try_lock(self_)) << corrupt;
+    EXPECT_FALSE(lock_.try_lock_shared()) << corrupt;
+    EXPECT_EQ(lock_.lock(self_), LockStatus::kCorrupt) << corrupt;
+    EXPECT_EQ(lock_.lock(self_, HangGuard()), LockStatus::kCorrupt) << corrupt;
+    EXPECT_EQ(lock_.lock_shared(self_), LockStatus::kCorrupt) << corrupt;
+    EXPECT_EQ(lock_.unlock_shared(), UnlockStatus::kCorrupt) << corrupt;
+    EXPECT_EQ(lock_.unlock(self_), UnlockStatus::kCorrupt) << corrupt;
+    GrantWaiter writer = GrantWaiter::Exclusive(kAsyncA);
+    GrantWaiter reader = GrantWaiter::Shared(kAsyncB);
+    EXPECT_EQ(lock_.lock_or_enqueue(writer), AsyncStep::kCorrupt) << corrupt;
+    EXPECT_EQ(lock_.lock_or_enqueue(reader), AsyncStep::kCorrupt) << corrupt;
+    EXPECT_EQ(queued(), 0u);
+    EXPECT_EQ(state(), corrupt) << "the corrupt value must be left for diagnosis";
+  }
+  // The owner word names this thread, but the state says nobody writes.
+  words_[0] = Readers(1);
+  words_[1] = self_;
+  EXPECT_EQ(lock_.unlock(self_), UnlockStatus::kCorrupt);
+  words_[0] = 0;
+  EXPECT_EQ(lock_.unlock(self_), UnlockStatus::kCorrupt);
+  words_[1] = 0;
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, TimedOutWaitersLeaveNoWaiterAndNoParkedBit) {
+  ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
+  LockStatus reader = LockStatus::kAcquired;
+  LockStatus writer = LockStatus::kAcquired;
+  ThreadGroup threads;
+  threads.Start([&] { reader = lock_.lock_shared(current_thread_id(), Deadline::after_ms(5)); });
+  threads.Start([&] { writer = lock_.lock(current_thread_id(), Deadline::after_ms(5)); });
+  threads.JoinOrAbort();
+  EXPECT_EQ(reader, LockStatus::kTimedOut);
+  EXPECT_EQ(writer, LockStatus::kTimedOut);
+  EXPECT_EQ(queued(), 0u);
+  EXPECT_EQ(state(), kW) << "the last waiter to leave clears the parked bit";
+  EXPECT_EQ(owner(), self_);
+  EXPECT_EQ(lock_.lock_shared(self_, Deadline::after_ms(0)), LockStatus::kAlreadyHeld);
+  ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, ReadersBehindAWriterThatGivesUpJoinTheReadersHoldingTheLock) {
+  ASSERT_TRUE(lock_.try_lock_shared());
+  GrantWaiter writer = GrantWaiter::Exclusive(kAsyncA);
+  GrantWaiter reader = GrantWaiter::Shared(kAsyncB);
+  ASSERT_EQ(lock_.lock_or_enqueue(writer), AsyncStep::kQueued);
+  ASSERT_EQ(lock_.lock_or_enqueue(reader), AsyncStep::kQueued);
+  EXPECT_EQ(state(), Readers(1) | kP);
+
+  // The writer's wait is cancelled (its timeout or abort): the reader behind it needs no release.
+  ASSERT_TRUE(parking_lot::cancel(writer));
+  lock_.after_cancel();
+  ASSERT_TRUE(reader.WaitForWakes(1));
+  EXPECT_EQ(reader.tokens(), std::vector<WakeToken>{RwLockWords::kGrantedShared});
+  EXPECT_EQ(state(), Readers(2));
+  EXPECT_EQ(queued(), 0u);
+  EXPECT_TRUE(writer.tokens().empty());
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, AbandonedGrantsAreHandedOn) {
+  ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
+  GrantWaiter w1 = GrantWaiter::Exclusive(kAsyncA);
+  GrantWaiter r2 = GrantWaiter::Shared(kAsyncB);
+  GrantWaiter w3 = GrantWaiter::Exclusive(kAsyncC);
+  for (GrantWaiter* waiter : {&w1, &r2, &w3}) {
+    ASSERT_EQ(lock_.lock_or_enqueue(*waiter), AsyncStep::kQueued);
+  }
+  ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+  ASSERT_TRUE(w1.WaitForWakes(1));
+  EXPECT_EQ(owner(), kAsyncA);
+
+  // w1 no longer wants its write lock: r2 gets the lock, not nobody.
+  lock_.abandon_wake(kAsyncA, w1.tokens()[0]);
+  ASSERT_TRUE(r2.WaitForWakes(1));
+  EXPECT_EQ(state(), Readers(1) | kP);
+  EXPECT_EQ(owner(), 0);
+
+  // r2 gives its read lock up too: w3 gets it.
+  lock_.abandon_wake(kAsyncB, r2.tokens()[0]);
+  ASSERT_TRUE(w3.WaitForWakes(1));
+  EXPECT_EQ(state(), kW);
+  EXPECT_EQ(owner(), kAsyncC);
+  ASSERT_EQ(lock_.unlock(kAsyncC), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, InterruptedWaitersLeaveNoWaiterBehind) {
+  ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
+  std::atomic<bool> stop{false};
+  const auto stop_requested = [&] { return stop.load(); };
+  const Interrupt interrupt{std::chrono::milliseconds(1), stop_requested};
+  LockStatus writer = LockStatus::kAcquired;
+  LockStatus reader = LockStatus::kAcquired;
+  ThreadGroup threads;
+  threads.Start([&] { writer = lock_.lock(current_thread_id(), Deadline::never(), &interrupt); });
+  threads.Start(
+      [&] { reader = lock_.lock_shared(current_thread_id(), Deadline::never(), &interrupt); });
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 2; }));
+  stop = true;
+  threads.JoinOrAbort(testing::kWaitLimit);
+  EXPECT_EQ(writer, LockStatus::kInterrupted);
+  EXPECT_EQ(reader, LockStatus::kInterrupted);
+  EXPECT_EQ(queued(), 0u);
+  EXPECT_EQ(state(), kW);
+  ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, InterruptedWaiterThatWasGrantedTheLockPassesItOn) {
+  // The interrupt is polled while the waiter is queued and answers only after the release has
+  // granted it the lock: the grant must reach the next waiter.
+  ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
+  std::atomic<bool> polling{false};
+  std::atomic<bool> released{false};
+  const auto requested_after_release = [&] {
+    polling = true;
+    EXPECT_TRUE(WaitUntil([&] { return released.load(); }));
+    return true;
+  };
+  const Interrupt interrupt{std::chrono::milliseconds(1), requested_after_release};
+  LockStatus interrupted = LockStatus::kAcquired;
+  LockStatus next = LockStatus::kCorrupt;
+  ThreadGroup threads;
+  threads.Start(
+      [&] { interrupted = lock_.lock(current_thread_id(), Deadline::never(), &interrupt); });
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
+  threads.Start([&] {
+    next = lock_.lock_shared(current_thread_id(), HangGuard());
+    if (next == LockStatus::kAcquired) {
+      EXPECT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+    }
+  });
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 2; }));
+  ASSERT_TRUE(WaitUntil([&] { return polling.load(); }));
+
+  ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+  EXPECT_EQ(state(), kW | kP) << "granted to the queued writer";
+  released = true;
+  threads.JoinOrAbort();
+  EXPECT_EQ(interrupted, LockStatus::kInterrupted);
+  EXPECT_EQ(next, LockStatus::kAcquired) << "the abandoned grant was not passed on";
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, TimeoutsAndInterruptsRacingReleasesNeverStrandAWaiter) {
+  // Readers and writers that give up (deadline or interrupt) while releases grant them the lock
+  // must pass every grant on; one swallowed would leave a plain locker asleep for good.
+  constexpr int kIterations = 1000;
+  enum class Kind { kTimed, kInterruptible, kPlain };
+  std::int64_t writes = 0;  // guarded by the lock under test (exclusively)
+  std::atomic<std::int64_t> write_acquisitions{0};
+  ThreadGroup threads;
+  for (const bool writer : {true, false}) {
+    for (const Kind kind : {Kind::kTimed, Kind::kInterruptible, Kind::kPlain}) {
+      threads.Start([&, writer, kind] {
+        const ThreadId me = current_thread_id();
+        int polls = 0;
+        const auto every_third_poll = [&] { return ++polls % 3 == 0; };
+        const Interrupt interrupt{std::chrono::microseconds(20), every_third_poll};
+        for (int i = 0; i < kIterations; ++i) {
+          const Deadline deadline =
+              kind == Kind::kTimed ? Deadline::after_ms((i % 4) * 0.05) : Deadline::never();
+          const Interrupt* maybe = kind == Kind::kInterruptible ? &interrupt : nullptr;
+          const LockStatus status =
+              writer ? lock_.lock(me, deadline, maybe) : lock_.lock_shared(me, deadline, maybe);
+          if (status != LockStatus::kAcquired) {
+            ASSERT_TRUE(status == LockStatus::kTimedOut || status == LockStatus::kInterrupted)
+                << static_cast<int>(status);
+            continue;
+          }
+          if (i % 16 == 0) std::this_thread::yield();
+          if (writer) {
+            ++writes;
+            ++write_acquisitions;
+            ASSERT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
+          } else {
+            ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+          }
+        }
+      });
+    }
+  }
+  threads.JoinOrAbort();
+  EXPECT_EQ(writes, write_acquisitions.load());
+  EXPECT_GE(write_acquisitions.load(), kIterations) << "the plain writer always acquires";
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, AsyncAndSyncLockersKeepAnExactCount) {
+  // Asynchronous lockers drive lock_or_enqueue as the binding does and sometimes give up,
+  // cancelling (then after_cancel) or abandoning their grant, beside blocking lockers.
+  constexpr int kIterations = 1000;
+  std::int64_t writes = 0;  // guarded by the lock under test
+  std::atomic<std::int64_t> write_acquisitions{0};
+  std::atomic<int> read_acquisitions{0};
+  std::atomic<int> give_ups{0};
+
+  const auto async_locker = [&](bool writer) {
+    const ThreadId me = current_thread_id();
+    for (int i = 0; i < kIterations; ++i) {
+      GrantWaiter waiter = writer ? GrantWaiter::Exclusive(me) : GrantWaiter::Shared(me);
+      const AsyncStep step = lock_.lock_or_enqueue(waiter);
+      ASSERT_NE(step, AsyncStep::kCorrupt);
+      if (step == AsyncStep::kQueued) {
+        if (i % 3 == 0 && !waiter.WaitForWakes(1, 50us)) {
+          ++give_ups;
+          if (parking_lot::cancel(waiter)) {
+            lock_.after_cancel();
+            continue;
+          }
+          ASSERT_TRUE(waiter.WaitForWakes(1));  // a grant is on its way: hand it on
+          lock_.abandon_wake(me, waiter.tokens()[0]);
+          continue;
+        }
+        ASSERT_TRUE(waiter.WaitForWakes(1));
+      }
+      if (writer) {
+        ++writes;
+        ++write_acquisitions;
+        if (i % 8 == 0) std::this_thread::yield();
+        ASSERT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
+      } else {
+        ++read_acquisitions;
+        if (i % 8 == 0) std::this_thread::yield();
+        ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+      }
+    }
+  };
+  const auto sync_locker = [&](bool writer) {
+    const ThreadId me = current_thread_id();
+    for (int i = 0; i < kIterations; ++i) {
+      if (writer) {
+        ASSERT_EQ(lock_.lock(me), LockStatus::kAcquired);
+        ++writes;
+        ++write_acquisitions;
+        if (i % 8 == 0) std::this_thread::yield();
+        ASSERT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
+      } else {
+        ASSERT_EQ(lock_.lock_shared(me), LockStatus::kAcquired);
+        ++read_acquisitions;
+        if (i % 8 == 0) std::this_thread::yield();
+        ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+      }
+    }
+  };
+
+  ThreadGroup threads;
+  threads.Start([&] { async_locker(true); });
+  threads.Start([&] { async_locker(false); });
+  threads.Start([&] { sync_locker(true); });
+  threads.Start([&] { sync_locker(false); });
+  threads.JoinOrAbort();
+
+  EXPECT_EQ(writes, write_acquisitions.load());
+  EXPECT_EQ(write_acquisitions.load() + read_acquisitions.load() + give_ups.load(),
+            4 * kIterations);
+  ExpectClean();
+}
+
+}  // namespace
+}  // namespace parklock

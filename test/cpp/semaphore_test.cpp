@@ -1,0 +1,453 @@
+// Tests of the counting semaphore (semaphore.h) with real threads: the layout, bad counts and
+// corrupt words, strict FIFO grants (no barging, no starvation of large requests), waiters that
+// leave the head of the queue, abandoned grants, and stress runs checking that no more permits
+// are ever in use than exist and that timeouts and interrupts leak none.
+#include "semaphore.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "test_support.h"
+
+namespace parklock {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::kWaitLimit;
+using testing::ThreadGroup;
+using testing::WaitUntil;
+using AcquireStatus = SemaphoreWord::AcquireStatus;
+using ReleaseStatus = SemaphoreWord::ReleaseStatus;
+using AsyncStep = SemaphoreWord::AsyncStep;
+
+// A deadline for acquires that should succeed: a lost wake-up then ends as kTimedOut, a readable
+// failure, instead of hanging the suite.
+Deadline HangGuard() { return Deadline::after_ms(20'000); }
+
+// An asynchronous waiter asking for `request` permits that records the tokens it is woken with.
+class PermitWaiter final : public Waiter {
+ public:
+  explicit PermitWaiter(std::int64_t request)
+      : Waiter(current_thread_id(), Clock::now(), request) {}
+  // A failed ASSERT could leave it queued in the process-wide lot; remove it and say so.
+  ~PermitWaiter() override {
+    if (parking_lot::cancel(*this)) ADD_FAILURE() << "a PermitWaiter was destroyed while queued";
+  }
+
+  std::vector<WakeToken> tokens() const {
+    std::lock_guard<std::mutex> guard(lock_);
+    return tokens_;
+  }
+  bool granted() const {
+    const std::vector<WakeToken> seen = tokens();
+    return seen.size() == 1 && seen[0] == SemaphoreWord::kGranted;
+  }
+
+ private:
+  void on_unparked(WakeToken token) noexcept override {
+    std::lock_guard<std::mutex> guard(lock_);
+    tokens_.push_back(token);
+  }
+
+  mutable std::mutex lock_;
+  std::vector<WakeToken> tokens_;  // guarded by lock_
+};
+
+// A semaphore over raw memory, as the binding uses it over a SharedArrayBuffer.
+class SemaphoreWordTest : public ::testing::Test {
+ protected:
+  std::int32_t raw() { return std::atomic_ref<std::int32_t>(words_[0]).load(); }
+  void set_raw(std::int32_t value) { std::atomic_ref<std::int32_t>(words_[0]).store(value); }
+  std::size_t queued() { return parking_lot::queued_count(sem_.address()); }
+
+  // The state every test must end in: `permits` available, nobody queued, the waiters bit clear.
+  void ExpectIdleWith(std::int32_t permits) {
+    EXPECT_EQ(raw(), permits) << "only the permits field is set";
+    EXPECT_EQ(queued(), 0u) << "no waiter is left in the parking lot";
+  }
+
+  alignas(SemaphoreWord::kAlign) std::int32_t words_[SemaphoreWord::kWordCount] = {};
+  SemaphoreWord sem_{words_};
+};
+
+TEST_F(SemaphoreWordTest, LayoutKeepsBit30ReservedAndZeroMeansNoPermits) {
+  EXPECT_EQ(SemaphoreWord::kBytes, 4u);
+  EXPECT_EQ(static_cast<std::uint32_t>(SemaphoreWord::kWaitersBit), 0x80000000u);
+  EXPECT_EQ(SemaphoreWord::kReservedBit, 0x40000000);
+  EXPECT_EQ(SemaphoreWord::kMaxPermits, 0x3FFFFFFF);
+  EXPECT_EQ(sem_.available(), 0);
+  EXPECT_FALSE(sem_.waiters_queued());
+  EXPECT_FALSE(sem_.try_acquire(1));
+  ExpectIdleWith(0);
+}
+
+TEST_F(SemaphoreWordTest, TryAcquireTakesOnlyAvailablePermits) {
+  ASSERT_EQ(sem_.release(3), ReleaseStatus::kReleased);
+  EXPECT_FALSE(sem_.try_acquire(4));
+  EXPECT_EQ(sem_.available(), 3) << "a failed try takes nothing";
+  EXPECT_TRUE(sem_.try_acquire(2));
+  EXPECT_TRUE(sem_.try_acquire(1));
+  EXPECT_FALSE(sem_.try_acquire(1));
+  ExpectIdleWith(0);
+}
+
+TEST_F(SemaphoreWordTest, ReleaseAddsUpToTheMaximumAndRefusesOverflowWithoutChange) {
+  ASSERT_EQ(sem_.release(SemaphoreWord::kMaxPermits - 1), ReleaseStatus::kReleased);
+  EXPECT_EQ(sem_.release(2), ReleaseStatus::kOverflow);
+  EXPECT_EQ(sem_.available(), SemaphoreWord::kMaxPermits - 1);
+  EXPECT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+  EXPECT_EQ(sem_.release(1), ReleaseStatus::kOverflow);
+  EXPECT_EQ(sem_.release_slow(1), ReleaseStatus::kOverflow);
+  EXPECT_TRUE(sem_.try_acquire(SemaphoreWord::kMaxPermits));
+  ExpectIdleWith(0);
+}
+
+TEST_F(SemaphoreWordTest, BadCountsAreRefusedWithoutTouchingTheWord) {
+  ASSERT_EQ(sem_.release(5), ReleaseStatus::kReleased);
+  for (const std::int32_t bad :
+       {0, -1, SemaphoreWord::kMaxPermits + 1, std::numeric_limits<std::int32_t>::min()}) {
+    SCOPED_TRACE(bad);
+    EXPECT_FALSE(sem_.try_acquire(bad));
+    EXPECT_EQ(sem_.acquire(bad), AcquireStatus::kBadCount);
+    EXPECT_EQ(sem_.release(bad), ReleaseStatus::kBadCount);
+    PermitWaiter waiter(bad);
+    EXPECT_EQ(sem_.acquire_or_enqueue(waiter), AsyncStep::kBadCount);
+  }
+  ExpectIdleWith(5);
+}
+
+TEST_F(SemaphoreWordTest, CorruptWordIsReportedByEveryOperationAndNeverWaitedOn) {
+  for (const std::int32_t corrupt : {SemaphoreWord::kReservedBit, SemaphoreWord::kReservedBit | 7,
+                                     SemaphoreWord::kWaitersBit | SemaphoreWord::kReservedBit}) {
+    SCOPED_TRACE(corrupt);
+    set_raw(corrupt);
+    EXPECT_FALSE(sem_.try_acquire(1));
+    EXPECT_EQ(sem_.acquire(1), AcquireStatus::kCorrupt) << "no deadline: must not wait";
+    EXPECT_EQ(sem_.release(1), ReleaseStatus::kCorrupt);
+    PermitWaiter waiter(1);
+    EXPECT_EQ(sem_.acquire_or_enqueue(waiter), AsyncStep::kCorrupt);
+    EXPECT_EQ(raw(), corrupt) << "nothing is written to a corrupt word";
+    EXPECT_EQ(queued(), 0u);
+  }
+  set_raw(0);
+}
+
+TEST_F(SemaphoreWordTest, TimedOutAcquireLeavesNoWaiterAndTakesNothing) {
+  ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
+  EXPECT_EQ(sem_.acquire(3, Deadline::after_ms(5)), AcquireStatus::kTimedOut);
+  ExpectIdleWith(2);
+}
+
+TEST_F(SemaphoreWordTest, ExpiredDeadlineStillTakesFreePermitsButNeverQueues) {
+  ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
+  EXPECT_EQ(sem_.acquire_slow(2, Deadline::after_ms(0), nullptr), AcquireStatus::kAcquired);
+  EXPECT_EQ(sem_.acquire_slow(1, Deadline::after_ms(0), nullptr), AcquireStatus::kTimedOut);
+  ExpectIdleWith(0);
+}
+
+TEST_F(SemaphoreWordTest, ReleaseGrantsTheHeadOnlyOnceItsWholeRequestFitsThenTheNextInOrder) {
+  PermitWaiter large(3);
+  PermitWaiter small_a(1);
+  PermitWaiter small_b(1);
+  ASSERT_EQ(sem_.acquire_or_enqueue(large), AsyncStep::kQueued);
+  ASSERT_EQ(sem_.acquire_or_enqueue(small_a), AsyncStep::kQueued);
+  ASSERT_EQ(sem_.acquire_or_enqueue(small_b), AsyncStep::kQueued);
+  EXPECT_TRUE(sem_.waiters_queued());
+
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+  EXPECT_EQ(sem_.available(), 2) << "the head needs 3: nobody behind it may take these";
+  EXPECT_TRUE(large.tokens().empty());
+  EXPECT_TRUE(small_a.tokens().empty());
+  EXPECT_EQ(queued(), 3u);
+
+  ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
+  EXPECT_TRUE(large.granted());
+  EXPECT_TRUE(small_a.granted()) << "4 permits: 3 to the head, then 1 to the next";
+  EXPECT_TRUE(small_b.tokens().empty());
+  EXPECT_EQ(sem_.available(), 0);
+  EXPECT_TRUE(sem_.waiters_queued());
+
+  ASSERT_EQ(sem_.release(3), ReleaseStatus::kReleased);
+  EXPECT_TRUE(small_b.granted());
+  ExpectIdleWith(2);
+}
+
+TEST_F(SemaphoreWordTest, NewcomersQueueBehindWaitersInsteadOfTakingFreePermits) {
+  ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
+  PermitWaiter large(5);
+  ASSERT_EQ(sem_.acquire_or_enqueue(large), AsyncStep::kQueued);
+  EXPECT_FALSE(sem_.try_acquire(1)) << "2 permits are free, but a waiter is queued";
+  EXPECT_EQ(sem_.acquire(1, Deadline::after_ms(1)), AcquireStatus::kTimedOut);
+  PermitWaiter newcomer(1);
+  ASSERT_EQ(sem_.acquire_or_enqueue(newcomer), AsyncStep::kQueued);
+  EXPECT_EQ(sem_.available(), 2);
+
+  ASSERT_EQ(sem_.release(3), ReleaseStatus::kReleased);
+  EXPECT_TRUE(large.granted());
+  EXPECT_TRUE(newcomer.tokens().empty());
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+  EXPECT_TRUE(newcomer.granted());
+  ExpectIdleWith(0);
+}
+
+TEST_F(SemaphoreWordTest, CancelledHeadUnblocksTheSmallerWaitersBehindIt) {
+  ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
+  PermitWaiter large(5);
+  PermitWaiter small_a(1);
+  PermitWaiter small_b(1);
+  PermitWaiter too_big(3);
+  for (PermitWaiter* w : {&large, &small_a, &small_b, &too_big}) {
+    ASSERT_EQ(sem_.acquire_or_enqueue(*w), AsyncStep::kQueued);
+  }
+  ASSERT_TRUE(parking_lot::cancel(large));
+  sem_.grant_waiters();
+  EXPECT_TRUE(small_a.granted());
+  EXPECT_TRUE(small_b.granted());
+  EXPECT_TRUE(too_big.tokens().empty());
+  EXPECT_TRUE(sem_.waiters_queued());
+
+  ASSERT_TRUE(parking_lot::cancel(too_big));
+  sem_.grant_waiters();
+  ExpectIdleWith(0);
+}
+
+TEST_F(SemaphoreWordTest, GrantStepAfterTheLastWaiterLeftClearsTheWaitersBit) {
+  PermitWaiter waiter(1);
+  ASSERT_EQ(sem_.acquire_or_enqueue(waiter), AsyncStep::kQueued);
+  ASSERT_TRUE(parking_lot::cancel(waiter));
+  EXPECT_TRUE(sem_.waiters_queued()) << "stale until the grant step runs";
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased) << "a stale bit only costs the slow path";
+  EXPECT_FALSE(sem_.waiters_queued());
+  sem_.grant_waiters();
+  ExpectIdleWith(1);
+}
+
+TEST_F(SemaphoreWordTest, InterruptedBlockingHeadUnblocksTheSmallerWaiterBehindIt) {
+  ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
+  std::atomic<bool> stop{false};
+  const auto stop_requested = [&] { return stop.load(); };
+  const Interrupt interrupt{std::chrono::milliseconds(1), stop_requested};
+  AcquireStatus status = AcquireStatus::kAcquired;
+  ThreadGroup threads;
+  threads.Start([&] { status = sem_.acquire(5, Deadline::never(), &interrupt); });
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
+  PermitWaiter small(1);
+  ASSERT_EQ(sem_.acquire_or_enqueue(small), AsyncStep::kQueued);
+  stop = true;
+  threads.JoinOrAbort();
+  EXPECT_EQ(status, AcquireStatus::kInterrupted);
+  EXPECT_TRUE(small.granted()) << "the interrupted head's leaving must grant the one behind it";
+  ExpectIdleWith(1);
+}
+
+TEST_F(SemaphoreWordTest, TimedOutBlockingHeadUnblocksTheSmallerWaiterBehindIt) {
+  // The small waiter queues behind the head whether or not the head has already timed out by
+  // then: either way the permit must end up granted or taken, and nobody left queued.
+  AcquireStatus status = AcquireStatus::kAcquired;
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+  ThreadGroup threads;
+  threads.Start([&] { status = sem_.acquire(2, Deadline::after_ms(20)); });
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 1 || status == AcquireStatus::kTimedOut; }));
+  PermitWaiter small(1);
+  const AsyncStep step = sem_.acquire_or_enqueue(small);
+  threads.JoinOrAbort();
+  EXPECT_EQ(status, AcquireStatus::kTimedOut);
+  if (step == AsyncStep::kQueued) {
+    ASSERT_TRUE(WaitUntil([&] { return small.granted(); }));
+  } else {
+    EXPECT_EQ(step, AsyncStep::kAcquired);
+  }
+  ExpectIdleWith(0);
+}
+
+TEST_F(SemaphoreWordTest, AbandonedGrantGoesToTheNextWaiter) {
+  PermitWaiter first(2);
+  PermitWaiter second(2);
+  ASSERT_EQ(sem_.acquire_or_enqueue(first), AsyncStep::kQueued);
+  ASSERT_EQ(sem_.acquire_or_enqueue(second), AsyncStep::kQueued);
+  ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
+  ASSERT_TRUE(first.granted());
+  EXPECT_FALSE(parking_lot::cancel(first)) << "already dequeued by the grant";
+
+  sem_.abandon_wake(first.request(), first.tokens()[0]);
+  EXPECT_TRUE(second.granted());
+  EXPECT_EQ(sem_.available(), 0);
+  sem_.abandon_wake(second.request(), second.tokens()[0]);
+  ExpectIdleWith(2);
+}
+
+TEST_F(SemaphoreWordTest, BlockingWaitersAreGrantedInArrivalOrder) {
+  std::mutex order_lock;
+  std::vector<int> order;  // guarded by order_lock
+  ThreadGroup threads;
+  const std::array<std::int32_t, 3> requests = {3, 1, 2};
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    threads.Start([&, i] {
+      ASSERT_EQ(sem_.acquire(requests[i], HangGuard()), AcquireStatus::kAcquired);
+      std::lock_guard<std::mutex> guard(order_lock);
+      order.push_back(static_cast<int>(i));
+    });
+    ASSERT_TRUE(WaitUntil([&] { return queued() == i + 1; }));
+  }
+  // One permit at a time: after each release the grants it made are complete, so a waiter that
+  // arrived later could only have been served early by barging. Waiting for each granted thread
+  // to record itself before the next release makes `order` the order of the grants.
+  auto recorded = [&] {
+    std::lock_guard<std::mutex> guard(order_lock);
+    return order.size();
+  };
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+    const std::size_t expected_queued = i < 2 ? 3 : i < 3 ? 2 : i < 5 ? 1 : 0;
+    EXPECT_EQ(queued(), expected_queued) << "after release " << i;
+    ASSERT_TRUE(WaitUntil([&] { return recorded() == 3 - expected_queued; }));
+  }
+  threads.JoinOrAbort();
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+  ExpectIdleWith(0);
+}
+
+TEST(SemaphoreTest, NeverMoreInUseThanPermitsAndEveryAcquireIsMatched) {
+  constexpr std::int32_t kPermits = 3;
+  constexpr int kThreads = 8;
+  constexpr int kIterations = 3000;
+  Semaphore sem(kPermits);
+  std::atomic<std::int32_t> in_use{0};
+  std::atomic<std::int32_t> most_in_use{0};
+  std::atomic<std::int64_t> work{0};
+  ThreadGroup threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.Start([&, t] {
+      for (int i = 0; i < kIterations; ++i) {
+        const std::int32_t n = 1 + (t + i) % 2;  // mixed requests of 1 and 2
+        sem.acquire(n);
+        const std::int32_t now = in_use.fetch_add(n) + n;
+        std::int32_t most = most_in_use.load();
+        while (now > most && !most_in_use.compare_exchange_weak(most, now)) {
+        }
+        work.fetch_add(n);
+        if (i % 32 == 0) std::this_thread::yield();  // let waiters queue up
+        in_use.fetch_sub(n);
+        sem.release(n);
+      }
+    });
+  }
+  threads.JoinOrAbort();
+  EXPECT_LE(most_in_use.load(), kPermits);
+  EXPECT_GE(most_in_use.load(), 1);
+  EXPECT_EQ(work.load(), std::int64_t{kThreads} * kIterations * 3 / 2);
+  EXPECT_EQ(sem.available(), kPermits);
+}
+
+TEST(SemaphoreTest, LargeRequestsCompleteWhileSmallOnesKeepComing) {
+  // Without FIFO grants, the small requests (each releasing right after acquiring) would keep
+  // at least one permit taken almost all the time, and acquire(kPermits) could wait forever.
+  constexpr std::int32_t kPermits = 4;
+  Semaphore sem(kPermits);
+  std::atomic<bool> done{false};
+  std::atomic<std::int64_t> small_acquires{0};
+  ThreadGroup threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.Start([&] {
+      while (!done.load()) {
+        sem.acquire(1);
+        ++small_acquires;
+        sem.release(1);
+      }
+    });
+  }
+  threads.Start([&] {
+    for (int i = 0; i < 200; ++i) {
+      sem.acquire(kPermits);
+      EXPECT_EQ(sem.available(), 0) << "holding every permit";
+      sem.release(kPermits);
+    }
+    done = true;
+  });
+  threads.JoinOrAbort();
+  EXPECT_EQ(sem.available(), kPermits);
+}
+
+TEST(SemaphoreTest, TimeoutsAndInterruptsRacingGrantsLeakNoPermits) {
+  // Waiters that give up while a release is granting to them must give the permits back; one
+  // granted and lost would leave fewer than kPermits at the end (or a plain acquire hung).
+  constexpr std::int32_t kPermits = 2;
+  constexpr int kIterations = 1500;
+  alignas(SemaphoreWord::kAlign) std::int32_t raw = kPermits;
+  SemaphoreWord sem(&raw);
+  std::atomic<std::int32_t> in_use{0};
+  std::atomic<bool> over_limit{false};
+  ThreadGroup threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.Start([&, t] {
+      int polls = 0;
+      const auto every_third_poll = [&] { return ++polls % 3 == 0; };
+      const Interrupt interrupt{std::chrono::microseconds(20), every_third_poll};
+      for (int i = 0; i < kIterations; ++i) {
+        const std::int32_t n = 1 + (i + t) % 2;
+        AcquireStatus status;
+        switch (t % 3) {
+          case 0:
+            status = sem.acquire(n, Deadline::after_ms((i % 4) * 0.05));  // 0 to 150 us
+            break;
+          case 1:
+            status = sem.acquire(n, HangGuard(), &interrupt);
+            break;
+          default:
+            status = sem.acquire(n, HangGuard());
+            break;
+        }
+        if (status != AcquireStatus::kAcquired) {
+          ASSERT_TRUE(status == AcquireStatus::kTimedOut || status == AcquireStatus::kInterrupted)
+              << static_cast<int>(status);
+          continue;
+        }
+        if (in_use.fetch_add(n) + n > kPermits) over_limit = true;
+        if (i % 16 == 0) std::this_thread::yield();
+        in_use.fetch_sub(n);
+        ASSERT_EQ(sem.release(n), ReleaseStatus::kReleased);
+      }
+    });
+  }
+  threads.JoinOrAbort();
+  EXPECT_FALSE(over_limit.load());
+  EXPECT_EQ(std::atomic_ref<std::int32_t>(raw).load(), kPermits) << "all permits back, bit clear";
+  EXPECT_EQ(parking_lot::queued_count(&raw), 0u);
+}
+
+TEST(SemaphoreTest, TryAcquireForTimesOutOrIsGrantedByARelease) {
+  Semaphore sem(1);
+  EXPECT_FALSE(sem.try_acquire_for(2ms, 2));
+  EXPECT_EQ(sem.available(), 1);
+  ThreadGroup threads;
+  bool acquired = false;
+  threads.Start([&] { acquired = sem.try_acquire_for(kWaitLimit, 2); });
+  sem.release(1);
+  threads.JoinOrAbort();
+  EXPECT_TRUE(acquired);
+  EXPECT_EQ(sem.available(), 0);
+}
+
+TEST(SemaphoreTest, BadArgumentsThrowAndChangeNothing) {
+  EXPECT_THROW(Semaphore(-1), std::invalid_argument);
+  EXPECT_THROW(Semaphore(SemaphoreWord::kMaxPermits + 1), std::invalid_argument);
+  Semaphore sem(SemaphoreWord::kMaxPermits);
+  EXPECT_THROW(sem.acquire(0), std::invalid_argument);
+  EXPECT_THROW(sem.release(-2), std::invalid_argument);
+  EXPECT_THROW(sem.release(1), std::overflow_error);
+  EXPECT_FALSE(sem.try_acquire(0));
+  EXPECT_EQ(sem.available(), SemaphoreWord::kMaxPermits);
+}
+
+}  // namespace
+}  // namespace parklock

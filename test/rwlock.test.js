@@ -1,0 +1,630 @@
+'use strict';
+// RWLock: construction and bad input, both sides on one thread, the Promise forms, and with
+// workers: readers that overlap, a writer that readers arriving later cannot overtake, timeouts,
+// terminate() of blocked workers, and a stress test with exact counts and untorn reads.
+const { describe, it, afterEach } = require('node:test');
+const assert = require('node:assert/strict');
+const { Worker } = require('node:worker_threads');
+const { RWLock, TimeoutError, layouts } = require('../lib');
+const native = require('../lib/native');
+const { threadId, pendingCount } = require('../lib/async_waits');
+const { fixture, tick, waitFor, withinLimit, isSettled, runWorkers } = require('./helpers');
+
+const { WRITER, PARKED, ONE_READER, MAX_READERS, READER_SHIFT } = layouts.rwlock;
+
+const TYPE_ERROR = { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' };
+const RANGE_ERROR = { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' };
+const NOT_OWNER = { name: 'Error', code: 'ERR_PARKLOCK_NOT_OWNER' };
+const DEADLOCK = { name: 'Error', code: 'ERR_PARKLOCK_DEADLOCK' };
+const CORRUPT = { code: 'ERR_PARKLOCK_CORRUPT' };
+
+// The lock's two shared words: [state, owner].
+function wordsOf(rw) {
+  return new Int32Array(rw.buffer, rw.byteOffset, 2);
+}
+function words(rw) {
+  return Array.from(wordsOf(rw), (_, i) => Atomics.load(wordsOf(rw), i));
+}
+function queued(rw) {
+  return native.queuedCount(wordsOf(rw), 0);
+}
+
+// Free, with no owner, nobody queued, and no asynchronous wait left pending on this thread.
+function assertFree(rw) {
+  assert.deepEqual(words(rw), [0, 0], 'both words are 0');
+  assert.equal(rw.isLocked, false);
+  assert.equal(queued(rw), 0, 'no waiter is left in the parking lot');
+  assert.equal(pendingCount(), 0, 'no asynchronous wait is left pending');
+}
+
+// A worker running test/fixtures/rwlock_agent.js on one lock: call(op) resolves with its reply;
+// send(op) also tells when the worker has started it (it may block in it right after).
+class RwAgent {
+  #worker;
+  #seq = 0;
+  #waiting = new Map();
+  #gone;
+
+  static async start(lock) {
+    const agent = new RwAgent(lock);
+    await withinLimit(agent.ready, 'agent start');
+    agents.push(agent);
+    return agent;
+  }
+
+  constructor(lock) {
+    this.#worker = new Worker(fixture('rwlock_agent.js'), { workerData: { lock } });
+    this.ready = new Promise((resolve, reject) => {
+      this.#worker.on('message', (message) => {
+        if (message.type === 'ready') {
+          this.threadId = message.threadId;
+          resolve();
+          return;
+        }
+        const waiting = this.#waiting.get(message.seq);
+        if (message.type === 'started') {
+          waiting.started.resolve();
+        } else if (message.ok) {
+          waiting.reply.resolve(message.value);
+        } else {
+          waiting.reply.reject(Object.assign(new Error(message.error.message), message.error));
+        }
+      });
+      const gone = (why) => {
+        this.#gone = why;
+        reject(why);
+        for (const { started, reply } of this.#waiting.values()) {
+          started.reject(why);
+          reply.reject(why);
+        }
+      };
+      this.#worker.on('error', gone);
+      this.#worker.on('exit', (code) => gone(new Error(`agent worker exited (code ${code})`)));
+    });
+    this.ready.catch(() => {});
+  }
+
+  send(op, args = {}) {
+    const deferred = () => {
+      const d = {};
+      d.promise = new Promise((resolve, reject) => Object.assign(d, { resolve, reject }));
+      d.promise.catch(() => {});
+      return d;
+    };
+    const waiting = { started: deferred(), reply: deferred() };
+    if (this.#gone !== undefined) {
+      waiting.started.reject(this.#gone);
+      waiting.reply.reject(this.#gone);
+    } else {
+      const seq = ++this.#seq;
+      this.#waiting.set(seq, waiting);
+      this.#worker.postMessage({ seq, op, args });
+    }
+    return { started: waiting.started.promise, reply: waiting.reply.promise };
+  }
+
+  call(op, args) {
+    return withinLimit(this.send(op, args).reply, `agent ${op}`);
+  }
+
+  terminate() {
+    return this.#worker.terminate();
+  }
+}
+
+const agents = [];
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((agent) => agent.terminate()));
+});
+
+describe('RWLock construction', () => {
+  it('new RWLock() allocates its own zeroed SharedArrayBuffer of RWLock.BYTES', () => {
+    const rw = new RWLock();
+    assert.ok(rw.buffer instanceof SharedArrayBuffer);
+    assert.equal(RWLock.BYTES, 8);
+    assert.equal(RWLock.ALIGN, 4);
+    assert.equal(rw.buffer.byteLength, RWLock.BYTES);
+    assert.equal(rw.byteOffset, 0);
+    assert.deepEqual(Object.keys(rw), ['buffer', 'byteOffset'], 'only the location is enumerable');
+    assert.notEqual(new RWLock().buffer, rw.buffer);
+    assert.equal(layouts.rwlock.WORDS, 2);
+    assert.ok(Object.isFrozen(layouts.rwlock));
+    assertFree(rw);
+  });
+
+  it('new RWLock(sab, byteOffset) uses the two words at byteOffset and nothing else', () => {
+    const sab = new SharedArrayBuffer(24);
+    const all = new Int32Array(sab);
+    const rw = new RWLock(sab, 8);
+    const write = rw.lock();
+    assert.deepEqual(Array.from(all), [0, 0, WRITER, threadId, 0, 0]);
+    write.unlock();
+    const a = rw.lockShared();
+    const b = rw.lockShared();
+    assert.deepEqual(Array.from(all), [0, 0, 2 * ONE_READER, 0, 0, 0]);
+    a.unlock();
+    b.unlock();
+    assert.deepEqual(Array.from(all), [0, 0, 0, 0, 0, 0]);
+    assertFree(rw);
+  });
+
+  it('new RWLock({ buffer, byteOffset }) and a structured clone are the same lock; other offsets are not', () => {
+    const sab = new SharedArrayBuffer(16);
+    const a = new RWLock(sab, 8);
+    const b = new RWLock(structuredClone(a));
+    const c = new RWLock({ buffer: sab, byteOffset: 8 });
+    const d = new RWLock({ buffer: sab }); // byteOffset defaults to 0: another lock
+    a.lock();
+    assert.equal(b.isWriteLocked, true);
+    assert.equal(c.isWriteLockedByCurrentThread, true);
+    assert.equal(d.isLocked, false);
+    assert.equal(d.tryLock(), true);
+    c.unlock(); // the same thread owns it, whichever object it uses
+    d.unlock();
+    for (const rw of [a, b, c, d]) assertFree(rw);
+  });
+
+  it('an RWLock posted to a worker is the same lock, and the owner word names the worker', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const agent = await RwAgent.start(rw);
+    assert.equal(await agent.call('tryLock'), true);
+    assert.equal(rw.isWriteLocked, true);
+    assert.equal(rw.isWriteLockedByCurrentThread, false);
+    assert.deepEqual(words(rw), [WRITER, agent.threadId]);
+    assert.deepEqual(await agent.call('state'), { isLocked: true, isWriteLocked: true, readers: 0, mine: true });
+    await agent.call('unlock');
+    assertFree(rw);
+  });
+});
+
+describe('RWLock bad input', () => {
+  it('rejects memory that is not a SharedArrayBuffer and bad byteOffsets', () => {
+    assert.throws(() => new RWLock(new ArrayBuffer(8)), { ...TYPE_ERROR, message: /cannot be shared/ });
+    for (const value of ['buffer', 0, null, true, new Int32Array(new SharedArrayBuffer(8))]) {
+      assert.throws(() => new RWLock(value), TYPE_ERROR, `new RWLock(${String(value)})`);
+    }
+    const sab = new SharedArrayBuffer(16);
+    for (const offset of ['8', null, 8n, {}]) {
+      assert.throws(() => new RWLock(sab, offset), TYPE_ERROR, `byteOffset ${String(offset)}`);
+    }
+    for (const offset of [2, 6, -4, 0.5, NaN, Infinity, 12, 16]) {
+      assert.throws(() => new RWLock(sab, offset), RANGE_ERROR, `byteOffset ${offset}`);
+      assert.throws(() => new RWLock({ buffer: sab, byteOffset: offset }), RANGE_ERROR);
+    }
+    assert.throws(() => new RWLock(new SharedArrayBuffer(4)), RANGE_ERROR, 'one word is not enough');
+    assert.throws(() => new RWLock({ buffer: sab, byteOffset: 0 }, 8), TYPE_ERROR);
+    assert.equal(new RWLock(sab, 8).byteOffset, 8);
+    assert.deepEqual(Array.from(new Int32Array(sab)), [0, 0, 0, 0]);
+  });
+
+  it('tryLock / tryLockShared reject a timeout that is not a non-negative number', () => {
+    const rw = new RWLock();
+    for (const method of ['tryLock', 'tryLockShared']) {
+      for (const timeout of [NaN, -1, -Infinity]) assert.throws(() => rw[method](timeout), RANGE_ERROR);
+      for (const timeout of ['10', null, 10n, {}]) assert.throws(() => rw[method](timeout), TYPE_ERROR);
+    }
+    assertFree(rw);
+  });
+
+  it('lockAsync / lockSharedAsync throw synchronously on bad options and take nothing', () => {
+    const rw = new RWLock();
+    for (const method of ['lockAsync', 'lockSharedAsync']) {
+      for (const options of [null, 5, 'x']) assert.throws(() => rw[method](options), TYPE_ERROR);
+      for (const timeout of ['5', null]) assert.throws(() => rw[method]({ timeout }), TYPE_ERROR);
+      for (const timeout of [-1, NaN]) assert.throws(() => rw[method]({ timeout }), RANGE_ERROR);
+      for (const signal of [null, {}, new EventTarget()]) assert.throws(() => rw[method]({ signal }), TYPE_ERROR);
+    }
+    assertFree(rw);
+  });
+
+  it('releases that match no hold throw ERR_PARKLOCK_NOT_OWNER and change nothing', () => {
+    const rw = new RWLock();
+    assert.throws(() => rw.unlock(), NOT_OWNER, 'unlock of a free lock');
+    assert.throws(() => rw.unlockShared(), NOT_OWNER, 'unlockShared of a free lock');
+
+    const write = rw.lock();
+    assert.throws(() => rw.unlockShared(), { ...NOT_OWNER, message: /use unlock\(\)/ });
+    assert.deepEqual(words(rw), [WRITER, threadId]);
+    write.unlock();
+    assert.throws(() => rw.unlock(), NOT_OWNER, 'a second unlock');
+
+    const read = rw.lockShared();
+    assert.throws(() => rw.unlock(), { ...NOT_OWNER, message: /use unlockShared\(\)/ });
+    assert.deepEqual(words(rw), [ONE_READER, 0]);
+    read.unlock();
+    assert.throws(() => rw.unlockShared(), NOT_OWNER, 'one read release too many');
+    assert.throws(() => read.unlock() || rw.unlockShared(), NOT_OWNER, 'a released guard does nothing');
+    assertFree(rw);
+  });
+
+  it('unlock by a thread that does not hold the write lock throws and leaves it held', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const agent = await RwAgent.start(rw);
+    await agent.call('lock');
+    assert.throws(() => rw.unlock(), { ...NOT_OWNER, message: /another thread/ });
+    assert.deepEqual(words(rw), [WRITER, agent.threadId]);
+    // Also with a waiter parked (the state's parked bit set).
+    const waiting = rw.lockSharedAsync();
+    assert.deepEqual(words(rw), [WRITER | PARKED, agent.threadId]);
+    assert.throws(() => rw.unlock(), NOT_OWNER);
+    await agent.call('unlock');
+    (await withinLimit(waiting, 'lockSharedAsync after the worker unlocked')).unlock();
+    assertFree(rw);
+  });
+
+  it('the write holder is refused lock() and lockShared() with ERR_PARKLOCK_DEADLOCK; try forms return false', () => {
+    const rw = new RWLock();
+    rw.lock();
+    assert.throws(() => rw.lock(), DEADLOCK);
+    assert.throws(() => rw.lockShared(), DEADLOCK);
+    assert.equal(rw.tryLock(), false);
+    assert.equal(rw.tryLockShared(), false);
+    assert.equal(rw.tryLock(50), false, 'does not wait for itself');
+    assert.equal(rw.tryLockShared(50), false);
+    assert.deepEqual(words(rw), [WRITER, threadId], 'nothing announced a waiter');
+    rw.unlock();
+    assertFree(rw);
+  });
+
+  it('the Promise forms by the write holder wait for its release instead of failing', async () => {
+    const rw = new RWLock();
+    const write = rw.lock();
+    const read = rw.lockSharedAsync();
+    const nextWrite = rw.lockAsync();
+    assert.equal(queued(rw), 2);
+    assert.equal(await isSettled(read), false);
+    write.unlock();
+    (await withinLimit(read, 'lockSharedAsync')).unlock();
+    (await withinLimit(nextWrite, 'lockAsync')).unlock();
+    assertFree(rw);
+  });
+
+  const corruptStates = [
+    ['negative', -4],
+    ['writer with readers', WRITER | ONE_READER],
+    ['writer with readers, parked', WRITER | (3 * ONE_READER) | PARKED],
+    ['parked alone', PARKED],
+  ];
+  for (const [label, value] of corruptStates) {
+    it(`a corrupt state word (${label}) makes every operation throw ERR_PARKLOCK_CORRUPT`, async () => {
+      const rw = new RWLock();
+      Atomics.store(wordsOf(rw), 0, value);
+      assert.throws(() => rw.lock(), CORRUPT, 'lock()');
+      assert.throws(() => rw.lockShared(), CORRUPT, 'lockShared()');
+      assert.throws(() => rw.tryLock(), CORRUPT, 'tryLock()');
+      assert.throws(() => rw.tryLockShared(5), CORRUPT, 'tryLockShared(5)');
+      assert.throws(() => rw.unlock(), CORRUPT, 'unlock()');
+      assert.throws(() => rw.unlockShared(), CORRUPT, 'unlockShared()');
+      await assert.rejects(withinLimit(rw.lockAsync(), 'lockAsync'), CORRUPT);
+      await assert.rejects(withinLimit(rw.lockSharedAsync({ timeout: 5 }), 'lockSharedAsync'), CORRUPT);
+      assert.equal(Atomics.load(wordsOf(rw), 0), value, 'no operation rewrote the corrupt word');
+      assert.equal(queued(rw), 0);
+      // Named as writer by the owner word, with a state that says nobody writes.
+      Atomics.store(wordsOf(rw), 1, threadId);
+      assert.throws(() => rw.unlock(), CORRUPT);
+      assert.deepEqual(words(rw), [value, threadId]);
+      Atomics.store(wordsOf(rw), 0, 0);
+      assert.throws(() => rw.unlock(), CORRUPT, 'owner word without the writer bit');
+      Atomics.store(wordsOf(rw), 1, 0);
+      rw.lock().unlock();
+      assertFree(rw);
+    });
+  }
+
+  it('a read hold beyond MAX_READERS is refused with ERR_PARKLOCK_TOO_MANY_READERS', async () => {
+    const rw = new RWLock();
+    const full = MAX_READERS << READER_SHIFT;
+    Atomics.store(wordsOf(rw), 0, full);
+    assert.equal(rw.readers, MAX_READERS);
+    const TOO_MANY = { code: 'ERR_PARKLOCK_TOO_MANY_READERS' };
+    assert.throws(() => rw.lockShared(), TOO_MANY);
+    assert.throws(() => rw.tryLockShared(), TOO_MANY);
+    await assert.rejects(rw.lockSharedAsync(), TOO_MANY);
+    assert.equal(Atomics.load(wordsOf(rw), 0), full);
+    rw.unlockShared();
+    assert.equal(rw.readers, MAX_READERS - 1);
+    assert.equal(rw.tryLockShared(), true);
+    Atomics.store(wordsOf(rw), 0, 0);
+    assertFree(rw);
+  });
+});
+
+describe('RWLock on one thread', () => {
+  it('lock() and unlock() write and clear both words; a write lock excludes everything', () => {
+    const rw = new RWLock();
+    const guard = rw.lock();
+    assert.deepEqual(words(rw), [WRITER, threadId]);
+    assert.equal(rw.isLocked, true);
+    assert.equal(rw.isWriteLocked, true);
+    assert.equal(rw.isWriteLockedByCurrentThread, true);
+    assert.equal(rw.readers, 0);
+    assert.equal(guard.released, false);
+    guard.unlock();
+    assert.equal(guard.released, true);
+    guard.unlock(); // a guard releases once
+    assert.equal(rw.isWriteLockedByCurrentThread, false);
+    assertFree(rw);
+  });
+
+  it('read locks are counted, exclude a writer, and their guards release one hold each', () => {
+    const rw = new RWLock();
+    const guards = [rw.lockShared(), rw.lockShared()];
+    assert.equal(rw.tryLockShared(), true);
+    assert.equal(rw.readers, 3);
+    assert.equal(rw.isLocked, true);
+    assert.equal(rw.isWriteLocked, false);
+    assert.equal(rw.isWriteLockedByCurrentThread, false);
+    assert.equal(rw.tryLock(), false);
+    assert.deepEqual(words(rw), [3 * ONE_READER, 0]);
+    guards[0].unlock();
+    guards[0].unlock();
+    assert.equal(rw.readers, 2);
+    guards[1][Symbol.dispose]();
+    rw.unlockShared();
+    assertFree(rw);
+  });
+
+  it('lockAsync / lockSharedAsync resolve to guards at once when available, also with timeout 0', async () => {
+    const rw = new RWLock();
+    const write = await rw.lockAsync({ timeout: 0 });
+    assert.equal(rw.isWriteLockedByCurrentThread, true);
+    await write[Symbol.asyncDispose]();
+    const reads = await Promise.all([rw.lockSharedAsync(), rw.lockSharedAsync({ timeout: 0 })]);
+    assert.equal(rw.readers, 2);
+    for (const guard of reads) guard.unlock();
+    assertFree(rw);
+  });
+
+  it('waiters are granted in FIFO order: readers at the head together, each writer alone', async () => {
+    const rw = new RWLock();
+    const holder = rw.lock();
+    const events = [];
+    const take = (name, promise) =>
+      promise.then(async (guard) => {
+        events.push(`${name}:${rw.isWriteLocked ? 'W' : rw.readers}`);
+        await tick(2);
+        events.push(`-${name}`);
+        guard.unlock();
+      });
+    const done = [
+      take('r1', rw.lockSharedAsync()),
+      take('r2', rw.lockSharedAsync()),
+      take('w3', rw.lockAsync()),
+      take('r4', rw.lockSharedAsync()),
+      take('r5', rw.lockSharedAsync()),
+      take('w6', rw.lockAsync()),
+    ];
+    assert.equal(queued(rw), 6);
+    assert.equal(rw.tryLockShared(), false, 'no reader barges in while others wait');
+    holder.unlock();
+    await withinLimit(Promise.all(done), 'FIFO waiters');
+    assert.deepEqual(events, ['r1:2', 'r2:2', '-r1', '-r2', 'w3:W', '-w3', 'r4:2', 'r5:2', '-r4', '-r5', 'w6:W', '-w6']);
+    assertFree(rw);
+  });
+
+  it('timeouts reject with TimeoutError and leave no waiter and no parked bit', async () => {
+    const rw = new RWLock();
+    const write = rw.lock();
+    for (const [method, timeout] of [['lockSharedAsync', 0], ['lockAsync', 1], ['lockSharedAsync', 20]]) {
+      const promise = rw[method]({ timeout });
+      assert.equal(queued(rw), 1);
+      assert.deepEqual(words(rw), [WRITER | PARKED, threadId]);
+      await assert.rejects(withinLimit(promise, method), (error) => error instanceof TimeoutError && error.code === 'ERR_PARKLOCK_TIMEOUT');
+      assert.equal(queued(rw), 0);
+      assert.deepEqual(words(rw), [WRITER, threadId], 'exactly as before the wait');
+    }
+    write.unlock();
+    assertFree(rw);
+  });
+
+  it('an abort rejects with signal.reason and removes the waiter; an aborted signal takes nothing', async () => {
+    const rw = new RWLock();
+    const read = rw.lockShared();
+    const controller = new AbortController();
+    const promise = rw.lockAsync({ signal: controller.signal });
+    assert.equal(queued(rw), 1);
+    const reason = new Error('stop');
+    controller.abort(reason);
+    await assert.rejects(withinLimit(promise, 'aborted lockAsync'), (error) => error === reason);
+    assert.deepEqual(words(rw), [ONE_READER, 0]);
+    read.unlock();
+
+    const aborted = AbortSignal.abort(reason);
+    await assert.rejects(rw.lockAsync({ signal: aborted }), (error) => error === reason);
+    await assert.rejects(rw.lockSharedAsync({ signal: aborted }), (error) => error === reason);
+    assertFree(rw);
+  });
+
+  it('readers queued behind a writer whose wait ends join the readers holding the lock', async () => {
+    const rw = new RWLock();
+    const first = rw.lockShared();
+    const writer = rw.lockAsync({ timeout: 10 });
+    const reader = rw.lockSharedAsync();
+    assert.equal(queued(rw), 2);
+    assert.equal(await isSettled(reader), false);
+    await assert.rejects(withinLimit(writer, 'timed-out lockAsync'), TimeoutError);
+    const second = await withinLimit(reader, 'reader behind the writer that left');
+    assert.deepEqual(words(rw), [2 * ONE_READER, 0], 'two readers, nobody parked');
+    first.unlock();
+    second.unlock();
+    assertFree(rw);
+  });
+});
+
+describe('RWLock across workers', () => {
+  it('readers overlap: a worker takes a read lock while this thread holds one', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const agent = await RwAgent.start(rw);
+    const mine = rw.lockShared();
+    assert.equal(await agent.call('lockShared'), true, 'not blocked by the read lock held here');
+    assert.equal(rw.readers, 2);
+    assert.equal(await agent.call('tryLock'), false);
+    assert.equal(rw.tryLock(), false);
+    mine.unlock();
+    assert.equal(await agent.call('tryLockShared'), true);
+    assert.equal(rw.readers, 2);
+    await agent.call('unlockShared');
+    await agent.call('unlockShared');
+    assertFree(rw);
+  });
+
+  it('a writer queued behind readers gets the lock before readers that arrive later', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const writer = await RwAgent.start(rw);
+    const reader = await RwAgent.start(rw);
+    const mine = rw.lockShared();
+
+    const writerLock = writer.send('lock');
+    await withinLimit(writerLock.started, 'writer starting');
+    await waitFor(() => queued(rw) === 1, 'the writer to park');
+    assert.deepEqual(words(rw), [ONE_READER | PARKED, 0]);
+    assert.equal(rw.tryLockShared(), false, 'a newcomer reader does not pass the writer');
+
+    const readerLock = reader.send('lockShared');
+    await withinLimit(readerLock.started, 'late reader starting');
+    await waitFor(() => queued(rw) === 2, 'the late reader to park');
+    const lateMine = rw.lockSharedAsync();
+    assert.equal(queued(rw), 3);
+
+    mine.unlock(); // the last reader: the lock goes to the writer alone
+    assert.equal(await withinLimit(writerLock.reply, 'queued writer'), true);
+    assert.deepEqual(words(rw), [WRITER | PARKED, writer.threadId]);
+    assert.equal(await isSettled(lateMine), false);
+    assert.equal(queued(rw), 2);
+
+    await writer.call('unlock'); // both late readers together
+    assert.equal(await withinLimit(readerLock.reply, 'late reader'), true);
+    const lateGuard = await withinLimit(lateMine, 'late reader here');
+    assert.deepEqual(words(rw), [2 * ONE_READER, 0]);
+    lateGuard.unlock();
+    await reader.call('unlockShared');
+    assertFree(rw);
+  });
+
+  it('tryLock(timeout) / tryLockShared(timeout) give up after the timeout and leave no waiter', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const agent = await RwAgent.start(rw);
+    await agent.call('lockShared');
+    const start = performance.now();
+    assert.equal(rw.tryLock(30), false);
+    assert.ok(performance.now() - start >= 28, 'waited for the timeout');
+    assert.deepEqual(words(rw), [ONE_READER, 0], 'no parked bit left behind');
+    assert.equal(queued(rw), 0);
+    await agent.call('unlockShared');
+
+    await agent.call('lock');
+    assert.equal(rw.tryLockShared(10), false);
+    assert.equal(rw.tryLock(10), false);
+    assert.deepEqual(words(rw), [WRITER, agent.threadId]);
+    assert.equal(queued(rw), 0);
+    await agent.call('unlock');
+    assertFree(rw);
+  });
+
+  it('lock() and lockShared() block until a worker releases', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const agent = await RwAgent.start(rw);
+    await agent.call('lockShared');
+    await agent.call('unlockSharedAfter', { ms: 30 });
+    rw.lock().unlock(); // blocks this thread until the worker's timer fires
+    await agent.call('lock');
+    await agent.call('unlockAfter', { ms: 30 });
+    assert.equal(rw.tryLockShared(20_000), true);
+    rw.unlockShared();
+    assertFree(rw);
+  });
+
+  for (const [blocked, held] of [['lock', 'read'], ['lockShared', 'write']]) {
+    it(`terminate() of a worker blocked in ${blocked}() is prompt and leaves the lock as it was`, { timeout: 30_000 }, async () => {
+      const rw = new RWLock();
+      const agent = await RwAgent.start(rw);
+      const holder = held === 'read' ? rw.lockShared() : rw.lock();
+      const before = words(rw);
+      const { started, reply } = agent.send(blocked);
+      await withinLimit(started, 'worker starting');
+      await waitFor(() => queued(rw) === 1, 'the worker to park');
+
+      const start = performance.now();
+      await withinLimit(agent.terminate(), 'terminate()');
+      const elapsed = performance.now() - start;
+      assert.ok(elapsed < 2000, `terminate() took ${elapsed} ms`);
+      await assert.rejects(reply, /exited/);
+      assert.equal(queued(rw), 0, 'the waiter left the parking lot');
+      assert.deepEqual(words(rw), before, 'held as before, parked bit cleared');
+      holder.unlock();
+      assertFree(rw);
+
+      const other = await RwAgent.start(rw);
+      assert.equal(await other.call('tryLock'), true);
+      await other.call('unlock');
+      assertFree(rw);
+    });
+  }
+
+  it('terminate() of a worker with a queued lockAsync lets the readers behind it in', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const agent = await RwAgent.start(rw);
+    const first = rw.lockShared();
+    await agent.call('startLockAsync', { key: 'w' });
+    assert.equal(queued(rw), 1);
+    const behind = rw.lockSharedAsync();
+    assert.equal(queued(rw), 2);
+    assert.equal(await isSettled(behind), false);
+
+    await withinLimit(agent.terminate(), 'terminate()');
+    const second = await withinLimit(behind, 'reader behind the terminated writer');
+    assert.deepEqual(words(rw), [2 * ONE_READER, 0]);
+    first.unlock();
+    second.unlock();
+    assertFree(rw);
+  });
+
+  it('a write lock granted to a busy worker that is then terminated is passed on', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const agent = await RwAgent.start(rw);
+    const holder = rw.lock();
+    await agent.call('startLockAsync', { key: 'w' });
+    await withinLimit(agent.send('spin').started, 'worker starting to spin');
+    // Aborted if the test fails, so that a lost grant does not leave this thread waiting forever.
+    const cleanup = new AbortController();
+    const mine = rw.lockSharedAsync({ signal: cleanup.signal });
+    mine.catch(() => {}); // awaited below; rejected only by the cleanup
+    try {
+      assert.equal(queued(rw), 2);
+      holder.unlock(); // grants the worker's wait, whose settlement cannot run while it spins
+      assert.deepEqual(words(rw), [WRITER | PARKED, agent.threadId]);
+      assert.equal(await isSettled(mine), false);
+
+      await withinLimit(agent.terminate(), 'terminate()');
+      const guard = await withinLimit(mine, 'lockSharedAsync after the grantee was terminated');
+      assert.deepEqual(words(rw), [ONE_READER, 0]);
+      guard.unlock();
+      assertFree(rw);
+    } finally {
+      cleanup.abort();
+    }
+  });
+
+  it('stress: writers and readers in workers, sync and async, exact counts and no torn reads', { timeout: 60_000 }, async () => {
+    const rw = new RWLock();
+    const data = new SharedArrayBuffer(8 * 4);
+    const inside = new SharedArrayBuffer(4 * 4);
+    const WRITERS = 2;
+    const READERS = 3;
+    const ROUNDS = 4000;
+    const roles = [...Array(WRITERS).fill('writer'), ...Array(READERS).fill('reader')];
+    const results = await runWorkers(
+      fixture('rwlock_stress.js'),
+      roles.map((role, index) => ({ lock: rw, data, inside, role, rounds: ROUNDS, index })),
+      { limit: 50_000 },
+    );
+    const counts = new Int32Array(data);
+    assert.deepEqual(Array.from(counts), Array(counts.length).fill(WRITERS * ROUNDS), 'every write counted, in every word');
+    assert.equal(results.reduce((sum, r) => sum + r.torn, 0), 0, 'no reader saw a half-done write');
+    const [writersInside, readersInside, maxReaders, conflicts] = new Int32Array(inside);
+    assert.equal(conflicts, 0, 'a writer was never inside with anyone else');
+    assert.equal(writersInside + readersInside, 0);
+    assert.ok(maxReaders >= 1 && maxReaders <= READERS);
+    assertFree(rw);
+  });
+});
