@@ -99,21 +99,31 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline,
     must_mark_parked = false;
     if (deadline.expired()) return LockStatus::kTimedOut;
 
+    // A thread that blocks here while one of its own asynchronous waits is queued on this mutex
+    // can be handed the lock through that waiter, which cannot run while the thread is blocked:
+    // the blocked wait watches for that (with the interrupt's polling) and reports a deadlock.
+    auto held_by_this_thread_or_interrupted = [&] {
+      return owner_of(word().load(std::memory_order_relaxed)) == self || interrupt->requested();
+    };
+    const Interrupt watch{interrupt != nullptr ? interrupt->poll_interval : Clock::duration{},
+                          held_by_this_thread_or_interrupted};
     ParkResult parked = parking_lot::park(
         address(),
         [this] { return state_of(word().load(std::memory_order_relaxed)) == kLockedParked; },
-        deadline, interrupt, since);
+        deadline, interrupt != nullptr ? &watch : nullptr, since);
     switch (parked.status) {
       case ParkResult::Status::kInvalid:
         continue;
       case ParkResult::Status::kTimedOut:
         return LockStatus::kTimedOut;
       case ParkResult::Status::kInterrupted:
-        return LockStatus::kInterrupted;
+        return interrupt->requested() ? LockStatus::kInterrupted : LockStatus::kAlreadyHeld;
       case ParkResult::Status::kUnparked:
         break;
     }
-    if (parked.interrupted) {
+    // Woken while leaving: only a real interrupt gives the wake-up away; a lock handed to this
+    // very waiter (which is what the watch saw) is simply taken.
+    if (parked.interrupted && interrupt->requested()) {
       abandon_wake(self, parked.token);
       return LockStatus::kInterrupted;
     }

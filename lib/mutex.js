@@ -117,7 +117,11 @@ class Mutex {
       case settled.TIMED_OUT:
         return false;
       case settled.ALREADY_HELD:
-        throw lockError('ERR_PARKLOCK_DEADLOCK', 'This thread already holds the mutex');
+        throw lockError(
+          'ERR_PARKLOCK_DEADLOCK',
+          'This thread already holds the mutex (a pending lockAsync() of this thread was handed ' +
+            'it while the thread was blocked waiting for it)',
+        );
       default:
         throw corrupt('mutex');
     }

@@ -237,6 +237,27 @@ describe('terminating waiting workers', () => {
   });
 });
 
+describe('a thread blocking on a mutex its own lockAsync waits for', () => {
+  it('gets ERR_PARKLOCK_DEADLOCK when the lock is handed to that lockAsync, which then holds it', { timeout: 30_000 }, async () => {
+    const mutex = new Mutex();
+    const agent = await startAgent(mutex);
+    const holder = mutex.lock();
+    await agent.call('startLockAsync', { key: 'a' });
+    const blocked = agent.send('tryLock', { timeout: HANG_LIMIT_MS });
+    await withinLimit(blocked.started, 'the worker to block');
+    await waitFor(() => queued(mutex) === 2, 'both waits of the worker to queue');
+    await tick(20); // past the fairness bound: the unlock hands the lock to the oldest waiter
+    holder.unlock();
+    // The lock went to the worker's Promise wait, which cannot run while the worker is blocked;
+    // the blocked call notices and throws instead of waiting forever.
+    await assert.rejects(withinLimit(blocked.reply, 'the blocked tryLock'), { code: 'ERR_PARKLOCK_DEADLOCK' });
+    assert.equal(await agent.call('settle', { key: 'a' }), 'acquired');
+    assert.equal(await agent.call('isHeld'), true);
+    await agent.call('unlock');
+    assertClean(mutex);
+  });
+});
+
 describe('event-loop liveness', () => {
   function runNode(args) {
     return new Promise((resolve) => {

@@ -9,6 +9,9 @@
 //   drepper    lock.lock()               (Atomics.wait: the main thread's event loop is frozen
 //                                          while it waits; the pure-JS three-state mutex has no
 //                                          async form, so this is what a user of it would do)
+//   control    await an event-loop turn (setImmediate), no lock; the workers use the pure-JS
+//              lock. Not an implementation: the floor of what a "wait" on the main thread costs
+//              on this machine while two workers keep both cores busy (OS scheduling noise).
 // Reported: the main thread's p50/p99/max wait and the total throughput (workers + main).
 const { implementation } = require('../support/implementations');
 const { CONTROL, createControl, controlWords } = require('../support/control');
@@ -17,6 +20,7 @@ const { checkControlCounter } = require('../support/check');
 const { percentile, max } = require('../support/stats');
 
 const SYNC_WORKERS = 2;
+const CONTROL_ROW = 'control';
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 // Returns an async function that takes the lock once, runs `section` and releases it.
@@ -40,8 +44,9 @@ function mainThreadTake(impl, lockShared) {
 
 module.exports = {
   title: 'Mixed: 2 sync workers busy + main thread taking the lock N times',
-  implementations: ['parklock', 'v8-blog', 'drepper'],
+  implementations: ['parklock', 'v8-blog', 'drepper', CONTROL_ROW],
   labels: {
+    [CONTROL_ROW]: 'control: event-loop turn, no lock',
     parklock: 'parklock (main: await lockAsync)',
     'v8-blog': 'V8-blog (main: await waitAsync lock)',
     drepper: 'pure-JS 3-state (main: sync lock)',
@@ -60,14 +65,19 @@ module.exports = {
     const takes = quick ? 300 : 2_000;
     const control = createControl();
     const ctl = controlWords(control);
-    const lockShared = implementation(impl).create();
-    const take = mainThreadTake(impl, lockShared);
+    const isControl = impl === CONTROL_ROW;
+    const workerImpl = isControl ? 'drepper' : impl;
+    const lockShared = implementation(workerImpl).create();
+    // The control row's main thread touches neither the lock nor the counter.
+    const take = isControl ? () => nextTurn() : mainThreadTake(impl, lockShared);
+    const mainOps = isControl ? 0 : takes;
     const section = () => {
       ctl[CONTROL.COUNTER] = ctl[CONTROL.COUNTER] + 1;
     };
     const group = startWorkers(
       'sync_hammer',
-      Array.from({ length: SYNC_WORKERS }, () => ({ impl, lockShared, control, steps: 0, batch: 32 })),
+      Array.from({ length: SYNC_WORKERS }, () =>
+        ({ impl: workerImpl, lockShared, control, steps: 0, batch: 32 })),
       { timeLimitMs: 50_000 },
     );
     const opened = await openGateWhenReady(ctl, SYNC_WORKERS, group);
@@ -82,14 +92,14 @@ module.exports = {
     const mainDone = process.hrtime.bigint();
     const results = await stopAndCollect(ctl, group);
     const workerOps = results.reduce((a, r) => a + r.ops, 0);
-    checkControlCounter(ctl, workerOps + takes);
+    checkControlCounter(ctl, workerOps + mainOps);
     const last = results.reduce((a, r) => (r.end > a ? r.end : a), mainDone);
     return {
       metrics: {
         p50Us: percentile(waitsNs, 50) / 1e3,
         p99Us: percentile(waitsNs, 99) / 1e3,
         maxMs: max(waitsNs) / 1e6,
-        totalOpsPerSec: (workerOps + takes) / (Number(last - opened) / 1e9),
+        totalOpsPerSec: (workerOps + mainOps) / (Number(last - opened) / 1e9),
       },
     };
   },

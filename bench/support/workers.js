@@ -10,6 +10,7 @@ const { Worker } = require('node:worker_threads');
 const { CONTROL } = require('./control');
 
 const WORKERS_DIR = path.join(__dirname, '..', 'workers');
+const TERMINATE_GRACE_MS = 5_000;
 
 // Starts one worker per entry of `workerDatas` running bench/workers/<script>.js.
 // Returns { results, problems, finished, terminate, workers }: `results[i]` is worker i's 'done'
@@ -50,8 +51,16 @@ function startWorkers(script, workerDatas, { timeLimitMs, onMessage } = {}) {
     timedOut = true;
     const stuck = results.filter((r) => r === undefined).length;
     problems.push(`timed out after ${timeLimitMs} ms (${stuck} of ${workers.length} workers unfinished)`);
-    // terminate() also interrupts workers blocked in Atomics.wait or in parklock's sync waits.
+    // terminate() interrupts workers blocked in Atomics.wait or in parklock's sync waits, but
+    // not every blocking wait (V8's Atomics.Mutex.lock is not interruptible): if workers are
+    // still there after a grace period, give up on them so that the measurement ends anyway.
     terminate();
+    setTimeout(() => {
+      if (remaining === 0) return;
+      problems.push(`${remaining} worker(s) still running ${TERMINATE_GRACE_MS} ms after terminate() ` +
+        '(blocked in a wait that terminate() cannot interrupt)');
+      resolveFinished();
+    }, TERMINATE_GRACE_MS).unref();
   }, timeLimitMs);
 
   return { workers, results, problems, finished, terminate };

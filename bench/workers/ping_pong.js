@@ -6,32 +6,40 @@ const { workerData } = require('node:worker_threads');
 const { implementation } = require('../support/implementations');
 const { CONTROL, controlWords } = require('../support/control');
 const { waitAtGate, reportDone, runWorker } = require('./common');
+const { warmUp } = require('./warm_up');
 
 const { impl, lockShared, control, side, rounds } = workerData;
 const { COUNTER, TURN } = CONTROL;
 
+// true if it was our turn (and we passed it on). Runs under the lock.
+function play(ctl, me) {
+  if (ctl[TURN] !== me) return false;
+  ctl[TURN] = 1 - me;
+  ctl[COUNTER] = ctl[COUNTER] + 1;
+  return true;
+}
+
+function lockUnlockAttempt(lock, ctl, me) {
+  lock.lock();
+  const played = play(ctl, me);
+  lock.unlock();
+  return played;
+}
+
+function runLockedAttempt(lock, ctl, me) {
+  return lock.runLocked(() => play(ctl, me));
+}
+
 runWorker(async () => {
   const lock = implementation(impl).openSync(lockShared);
   const ctl = controlWords(control);
-  // true if it was our turn (and we passed it on). Runs under the lock.
-  const play = () => {
-    if (ctl[TURN] !== side) return false;
-    ctl[TURN] = 1 - side;
-    ctl[COUNTER] = ctl[COUNTER] + 1;
-    return true;
-  };
-  const attempt = typeof lock.runLocked === 'function'
-    ? () => lock.runLocked(play)
-    : () => {
-      lock.lock();
-      const played = play();
-      lock.unlock();
-      return played;
-    };
+  const attempt = typeof lock.runLocked === 'function' ? runLockedAttempt : lockUnlockAttempt;
+  // Alone on a private lock both turns are ours: alternate the side so that play() succeeds.
+  warmUp(impl, (privateLock, privateCtl) => attempt(privateLock, privateCtl, privateCtl[TURN]));
 
   waitAtGate(ctl);
   const start = process.hrtime.bigint();
   let played = 0;
-  while (played < rounds) if (attempt()) played++;
+  while (played < rounds) if (attempt(lock, ctl, side)) played++;
   reportDone({ ops: played, start, end: process.hrtime.bigint() });
 });

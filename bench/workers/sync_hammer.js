@@ -7,6 +7,7 @@ const { implementation } = require('../support/implementations');
 const { CONTROL, controlWords } = require('../support/control');
 const { busyWork } = require('../support/work');
 const { waitAtGate, reportDone, runWorker } = require('./common');
+const { warmUp } = require('./warm_up');
 
 const { impl, lockShared, control, steps, batch } = workerData;
 const { COUNTER, SINK, STOP } = CONTROL;
@@ -21,28 +22,32 @@ function workSection(ctl) {
   ctl[SINK] = busyWork(steps, ctl[SINK]);
 }
 
+const section = steps > 0 ? workSection : tinySection;
+
+function lockUnlockBatch(lock, ctl) {
+  for (let i = 0; i < batch; i++) {
+    lock.lock();
+    section(ctl);
+    lock.unlock();
+  }
+}
+
+// Atomics.Mutex has only the callback-scoped form.
+function runLockedBatch(lock, ctl) {
+  for (let i = 0; i < batch; i++) lock.runLocked(() => section(ctl));
+}
+
 runWorker(async () => {
   const lock = implementation(impl).openSync(lockShared);
   const ctl = controlWords(control);
-  const section = steps > 0 ? workSection : tinySection;
-  const run = () => section(ctl);
-  const doBatch = typeof lock.runLocked === 'function'
-    ? () => {
-      for (let i = 0; i < batch; i++) lock.runLocked(run);
-    }
-    : () => {
-      for (let i = 0; i < batch; i++) {
-        lock.lock();
-        section(ctl);
-        lock.unlock();
-      }
-    };
+  const doBatch = typeof lock.runLocked === 'function' ? runLockedBatch : lockUnlockBatch;
+  warmUp(impl, doBatch);
 
   waitAtGate(ctl);
   const start = process.hrtime.bigint();
   let ops = 0;
   while (Atomics.load(ctl, STOP) === 0) {
-    doBatch();
+    doBatch(lock, ctl);
     ops += batch;
   }
   reportDone({ ops, start, end: process.hrtime.bigint() });
