@@ -102,8 +102,11 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline,
     // A thread that blocks here while one of its own asynchronous waits is queued on this mutex
     // can be handed the lock through that waiter, which cannot run while the thread is blocked:
     // the blocked wait watches for that (with the interrupt's polling) and reports a deadlock.
+    bool interrupt_requested = false;
     auto held_by_this_thread_or_interrupted = [&] {
-      return owner_of(word().load(std::memory_order_relaxed)) == self || interrupt->requested();
+      if (owner_of(word().load(std::memory_order_relaxed)) == self) return true;
+      interrupt_requested = interrupt->requested();
+      return interrupt_requested;
     };
     const Interrupt watch{interrupt != nullptr ? interrupt->poll_interval : Clock::duration{},
                           held_by_this_thread_or_interrupted};
@@ -117,13 +120,13 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline,
       case ParkResult::Status::kTimedOut:
         return LockStatus::kTimedOut;
       case ParkResult::Status::kInterrupted:
-        return interrupt->requested() ? LockStatus::kInterrupted : LockStatus::kAlreadyHeld;
+        return interrupt_requested ? LockStatus::kInterrupted : LockStatus::kAlreadyHeld;
       case ParkResult::Status::kUnparked:
         break;
     }
     // Woken while leaving: only a real interrupt gives the wake-up away; a lock handed to this
     // very waiter (which is what the watch saw) is simply taken.
-    if (parked.interrupted && interrupt->requested()) {
+    if (parked.interrupted && interrupt_requested) {
       abandon_wake(self, parked.token);
       return LockStatus::kInterrupted;
     }

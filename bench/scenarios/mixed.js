@@ -53,6 +53,7 @@ module.exports = {
   },
   params: () => [null],
   metrics: [
+    { key: 'takes', label: 'main takes', digits: 0 },
     { key: 'p50Us', label: 'main p50 µs', better: 'lower', digits: 1 },
     { key: 'p99Us', label: 'main p99 µs', better: 'lower', digits: 1 },
     { key: 'maxMs', label: 'main max ms', better: 'lower', digits: 2 },
@@ -62,7 +63,10 @@ module.exports = {
   timeLimitMs: () => 60_000,
 
   async measure({ impl, quick }) {
-    const takes = quick ? 300 : 2_000;
+    // At least this many takes and at least this long: a short run would mostly measure workers
+    // that are still starting up.
+    const minTakes = quick ? 300 : 2_000;
+    const minDurationMs = quick ? 300 : 1_000;
     const control = createControl();
     const ctl = controlWords(control);
     const isControl = impl === CONTROL_ROW;
@@ -70,10 +74,13 @@ module.exports = {
     const lockShared = implementation(workerImpl).create();
     // The control row's main thread touches neither the lock nor the counter.
     const take = isControl ? () => nextTurn() : mainThreadTake(impl, lockShared);
-    const mainOps = isControl ? 0 : takes;
-    const section = () => {
+    const section = isControl ? () => {} : () => {
       ctl[CONTROL.COUNTER] = ctl[CONTROL.COUNTER] + 1;
     };
+    // Warm the main thread's path up on a private lock, before the workers exist.
+    const privateTake = isControl ? take : mainThreadTake(impl, implementation(impl).create());
+    for (let i = 0; i < 2_000; i++) await privateTake(() => {});
+
     const group = startWorkers(
       'sync_hammer',
       Array.from({ length: SYNC_WORKERS }, () =>
@@ -81,8 +88,9 @@ module.exports = {
       { timeLimitMs: 50_000 },
     );
     const opened = await openGateWhenReady(ctl, SYNC_WORKERS, group);
+    const deadline = Date.now() + minDurationMs;
     const waitsNs = [];
-    for (let i = 0; i < takes; i++) {
+    while (waitsNs.length < minTakes || Date.now() < deadline) {
       const start = process.hrtime.bigint();
       await take(section);
       waitsNs.push(Number(process.hrtime.bigint() - start));
@@ -92,10 +100,12 @@ module.exports = {
     const mainDone = process.hrtime.bigint();
     const results = await stopAndCollect(ctl, group);
     const workerOps = results.reduce((a, r) => a + r.ops, 0);
+    const mainOps = isControl ? 0 : waitsNs.length;
     checkControlCounter(ctl, workerOps + mainOps);
     const last = results.reduce((a, r) => (r.end > a ? r.end : a), mainDone);
     return {
       metrics: {
+        takes: waitsNs.length,
         p50Us: percentile(waitsNs, 50) / 1e3,
         p99Us: percentile(waitsNs, 99) / 1e3,
         maxMs: max(waitsNs) / 1e6,

@@ -26,16 +26,27 @@ function lockUnlockAttempt(lock, ctl, me) {
   return played;
 }
 
+// Atomics.Mutex has only the callback-scoped form; the callback is made once per control
+// buffer, not once per attempt. `me` is always this worker's side.
+let playerCtl;
+let player;
 function runLockedAttempt(lock, ctl, me) {
-  return lock.runLocked(() => play(ctl, me));
+  if (playerCtl !== ctl) {
+    playerCtl = ctl;
+    player = () => play(ctl, me);
+  }
+  return lock.runLocked(player);
 }
 
 runWorker(async () => {
   const lock = implementation(impl).openSync(lockShared);
   const ctl = controlWords(control);
   const attempt = typeof lock.runLocked === 'function' ? runLockedAttempt : lockUnlockAttempt;
-  // Alone on a private lock both turns are ours: alternate the side so that play() succeeds.
-  warmUp(impl, (privateLock, privateCtl) => attempt(privateLock, privateCtl, privateCtl[TURN]));
+  // Alone on a private lock, give the turn back to ourselves each time so that play() succeeds.
+  warmUp(impl, (privateLock, privateCtl) => {
+    privateCtl[TURN] = side;
+    attempt(privateLock, privateCtl, side);
+  });
 
   waitAtGate(ctl);
   const start = process.hrtime.bigint();
