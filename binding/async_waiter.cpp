@@ -8,7 +8,9 @@ namespace parklock::binding {
 AsyncWaiter::AsyncWaiter(std::shared_ptr<ThreadContext> context, double id, std::int64_t request)
     : Waiter(context->thread(), Clock::now(), request), context_(std::move(context)), id_(id) {}
 
-std::optional<Settlement> AsyncWaiter::on_cancelled() { return settled::kCancelled; }
+std::optional<Settlement> AsyncWaiter::on_cancelled() {
+  return settled::kCancelled;
+}
 
 void AsyncWaiter::on_unparked(WakeToken token) noexcept {
   context_->deliver(*this, token);

@@ -33,9 +33,15 @@ class AsyncWaiter : public Waiter {
   // whatever the token obliges it to, so that no wake-up is lost.
   virtual void abandon(WakeToken token) noexcept = 0;
 
+  // JS thread: the waiter was taken out of the parking lot without a wake-up, by a cancel or by
+  // its thread's teardown. A primitive whose strict queue order can hold others back (FIFO
+  // grants) lets the waiters behind it in here.
+  virtual void after_removed() noexcept {}
+
   // JS thread: the waiter was taken out of the parking lot by a cancel (timeout, abort) before any
-  // wake-up. Returns its settlement, or nothing if it queued itself again to finish some duty
-  // first (a condition-variable wait must re-lock its mutex before it can settle).
+  // wake-up, and after_removed() has run. Returns its settlement, or nothing if it queued itself
+  // again to finish some duty first (a condition-variable wait must re-lock its mutex before it can
+  // settle).
   virtual std::optional<Settlement> on_cancelled();
 
   // JS thread: asked to stop waiting after its wake-up was already on its way.

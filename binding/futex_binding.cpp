@@ -73,7 +73,8 @@ Napi::Value wait_async(const Napi::CallbackInfo& info) {
 // futexNotify(int32Array, index, count) -> number woken; count may be Infinity.
 Napi::Value notify(const Napi::CallbackInfo& info) {
   const std::int32_t* word = shared_words(info, 0, 1);
-  if (!info[2].IsNumber()) throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE", "count must be a number");
+  if (!info[2].IsNumber())
+    throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE", "count must be a number");
   const double count = info[2].As<Napi::Number>().DoubleValue();
   if (!(count >= 0)) throw_range_error(info.Env(), "ERR_OUT_OF_RANGE", "count must be >= 0");
   const auto limit = static_cast<double>(std::numeric_limits<std::size_t>::max());

@@ -21,26 +21,15 @@ class RwLockAsyncWaiter final : public AsyncWaiter {
                               : RwLockWords::kSharedRequest),
         words_(words) {}
 
-  // The thread's teardown takes queued waiters out of the lot without calling on_cancelled(); a
-  // waiter that leaves that way still does what a cancelled one does (readers queued behind a
-  // writer that leaves may be grantable now).
-  ~RwLockAsyncWaiter() override {
-    if (owes_after_cancel_) RwLockWords(words_).after_cancel();
-  }
-
   // JS thread: takes the lock now, or queues this waiter (returning nothing).
   std::optional<Settlement> first_step() {
-    // Set before queueing: once queued, a waker on another thread may end the wait at any time.
-    owes_after_cancel_ = true;
     const RwLockWords::AsyncStep step = RwLockWords(words_).lock_or_enqueue(*this);
     if (step == RwLockWords::AsyncStep::kQueued) return std::nullopt;
-    owes_after_cancel_ = false;
     return step == RwLockWords::AsyncStep::kAcquired ? settled::kAcquired : settled::kCorrupt;
   }
 
   // The only wake-up is a grant: the lock is this wait's, unless it was cancelled meanwhile.
   std::optional<Settlement> resume(WakeToken token) override {
-    owes_after_cancel_ = false;
     if (cancel_requested()) {
       RwLockWords(words_).abandon_wake(thread(), token);
       return settled::kCancelled;
@@ -49,22 +38,15 @@ class RwLockAsyncWaiter final : public AsyncWaiter {
   }
 
   void abandon(WakeToken token) noexcept override {
-    owes_after_cancel_ = false;
     RwLockWords(words_).abandon_wake(thread(), token);
   }
 
-  std::optional<Settlement> on_cancelled() override {
-    owes_after_cancel_ = false;
-    RwLockWords(words_).after_cancel();
-    return settled::kCancelled;
-  }
+  // Leaving without a grant may unblock the waiters queued behind this one.
+  void after_removed() noexcept override { RwLockWords(words_).after_cancel(); }
 
  private:
   // Kept valid by JavaScript: the pending wait's record holds the RWLock and so its buffer.
   std::int32_t* const words_;
-  // Queued and not yet granted or cancelled. Written by the JS thread before queueing and by
-  // whoever ends the wait afterwards; the lot's bucket lock orders the two.
-  bool owes_after_cancel_ = false;
 };
 
 Settlement from_lock_status(RwLockWords::LockStatus status) {

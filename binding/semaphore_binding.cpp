@@ -21,26 +21,15 @@ class SemaphoreAsyncWaiter final : public AsyncWaiter {
                        std::int32_t permits)
       : AsyncWaiter(std::move(context), id, permits), words_(words) {}
 
-  // The thread's teardown takes queued waiters out of the lot without calling on_cancelled(), so
-  // a waiter destroyed while it still owes the grant step runs it here: it may have been the head
-  // whose request blocked smaller ones behind it.
-  ~SemaphoreAsyncWaiter() override {
-    if (owes_grant_step_) SemaphoreWord(words_).grant_waiters();
-  }
-
   // JS thread: takes the permits now, or queues this waiter (returning nothing).
   std::optional<Settlement> first_step() {
-    // Set before queueing: once queued, a waker on another thread may end the wait at any time.
-    owes_grant_step_ = true;
     const SemaphoreWord::AsyncStep step = SemaphoreWord(words_).acquire_or_enqueue(*this);
     if (step == SemaphoreWord::AsyncStep::kQueued) return std::nullopt;
-    owes_grant_step_ = false;
     return step == SemaphoreWord::AsyncStep::kAcquired ? settled::kAcquired : settled::kCorrupt;
   }
 
   // The only wake-up is a grant: the permits are this wait's, unless it was cancelled meanwhile.
   std::optional<Settlement> resume(WakeToken token) override {
-    owes_grant_step_ = false;
     if (cancel_requested()) {
       SemaphoreWord(words_).abandon_wake(request(), token);
       return settled::kCancelled;
@@ -49,22 +38,15 @@ class SemaphoreAsyncWaiter final : public AsyncWaiter {
   }
 
   void abandon(WakeToken token) noexcept override {
-    owes_grant_step_ = false;
     SemaphoreWord(words_).abandon_wake(request(), token);
   }
 
-  std::optional<Settlement> on_cancelled() override {
-    owes_grant_step_ = false;
-    SemaphoreWord(words_).grant_waiters();
-    return settled::kCancelled;
-  }
+  // Leaving without a grant may unblock the waiters queued behind this one.
+  void after_removed() noexcept override { SemaphoreWord(words_).grant_waiters(); }
 
  private:
   // Kept valid by JavaScript: the pending wait's record holds the Semaphore and so its buffer.
   std::int32_t* const words_;
-  // Queued and not yet woken or cancelled. Written by the JS thread before queueing and by
-  // whoever ends the wait afterwards; the lot's bucket lock orders the two.
-  bool owes_grant_step_ = false;
 };
 
 // info[arg] as a number of permits: an integer from 1 to kMaxPermits.

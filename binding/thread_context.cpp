@@ -66,6 +66,7 @@ bool ThreadContext::cancel(double id) {
     waiter->request_cancel();
     return false;
   }
+  waiter->after_removed();
   if (!waiter->on_cancelled()) return false;
   waiter->in_flight_.reset();
   pending_.erase(found);
@@ -158,7 +159,10 @@ void ThreadContext::close() {
   // Waiters still queued leave the lot; those already dequeued are in flight and are abandoned
   // by whoever holds them (the waker, or the drain of the threadsafe function below).
   for (auto& [id, waiter] : pending_) {
-    if (parking_lot::cancel(*waiter)) waiter->in_flight_.reset();
+    if (parking_lot::cancel(*waiter)) {
+      waiter->after_removed();
+      waiter->in_flight_.reset();
+    }
   }
   pending_.clear();
   napi_release_threadsafe_function(tsfn_, napi_tsfn_abort);

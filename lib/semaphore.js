@@ -49,7 +49,11 @@ class Semaphore {
     if (typeof first === 'number') {
       initialPermits = validatePermits(first, 'initialPermits', 0);
       if (args[1] !== undefined) {
-        throw invalidArgType('byteOffset', 'undefined when the first argument is a number of permits', args[1]);
+        throw invalidArgType(
+          'byteOffset',
+          'undefined when the first argument is a number of permits',
+          args[1],
+        );
       }
       location = [];
     } else if (first === null || (first !== undefined && typeof first !== 'object')) {

@@ -4,7 +4,7 @@
 // Promise after its CAS, the V8-blog lock is an async function around its CAS, async-mutex runs
 // its semaphore's queue logic.
 const { implementation } = require('../support/implementations');
-const { median } = require('../support/stats');
+const { min } = require('../support/stats');
 const { checkCount } = require('../support/check');
 
 async function asyncLoop(lock, counter, n) {
@@ -36,6 +36,9 @@ module.exports = {
       nsPerOp.push(Number(process.hrtime.bigint() - start) / batch);
     }
     checkCount(counter[0], (5 + samples) * batch);
-    return { metrics: { nsPerOp: median(nsPerOp) } };
+    // The fastest batch: on a shared machine interference only ever adds time, so for a
+    // single-threaded loop the minimum is the best estimate of its own cost. (The runner then
+    // takes the median of these over the repetitions.)
+    return { metrics: { nsPerOp: min(nsPerOp) } };
   },
 };

@@ -2,7 +2,7 @@
 // (1) Uncontended sync lock + unlock on one thread, in a tight loop: the cost of the fast paths
 // alone (for parklock: one CAS to lock, one to unlock, plus the Guard that lock() returns).
 const { implementation } = require('../support/implementations');
-const { median } = require('../support/stats');
+const { min } = require('../support/stats');
 const { checkCount } = require('../support/check');
 
 function lockUnlockLoop(lock, counter, n) {
@@ -47,6 +47,9 @@ module.exports = {
       nsPerOp.push(Number(process.hrtime.bigint() - start) / batch);
     }
     checkCount(counter[0], (5 + samples) * batch);
-    return { metrics: { nsPerOp: median(nsPerOp) } };
+    // The fastest batch: on a shared machine interference only ever adds time, so for a
+    // single-threaded loop the minimum is the best estimate of its own cost. (The runner then
+    // takes the median of these over the repetitions.)
+    return { metrics: { nsPerOp: min(nsPerOp) } };
   },
 };

@@ -31,7 +31,9 @@ using AsyncStep = SemaphoreWord::AsyncStep;
 
 // A deadline for acquires that should succeed: a lost wake-up then ends as kTimedOut, a readable
 // failure, instead of hanging the suite.
-Deadline HangGuard() { return Deadline::after_ms(20'000); }
+Deadline HangGuard() {
+  return Deadline::after_ms(20'000);
+}
 
 // An asynchronous waiter asking for `request` permits that records the tokens it is woken with.
 class PermitWaiter final : public Waiter {
@@ -251,9 +253,9 @@ TEST_F(SemaphoreWordTest, InterruptedBlockingHeadUnblocksTheSmallerWaiterBehindI
 }
 
 TEST_F(SemaphoreWordTest, TimedOutBlockingHeadUnblocksTheSmallerWaiterBehindIt) {
-  // The small waiter queues behind the head whether or not the head has already timed out by
-  // then: either way the permit must end up granted or taken, and nobody left queued.
-  AcquireStatus status = AcquireStatus::kAcquired;
+  // The small waiter queues behind the head if the head is still waiting, and takes the permit at
+  // once if the head has timed out already: either way it gets it and nobody is left queued.
+  std::atomic<AcquireStatus> status{AcquireStatus::kAcquired};
   ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
   ThreadGroup threads;
   threads.Start([&] { status = sem_.acquire(2, Deadline::after_ms(20)); });
