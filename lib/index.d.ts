@@ -73,6 +73,28 @@ export const futex: {
   notify(int32Array: Int32Array, index: number, count?: number): number;
 };
 
+/**
+ * A condition variable used with a Mutex. wait() releases the mutex, sleeps until notified, and
+ * returns holding it again; notifyAll() moves waiters onto a held mutex's queue.
+ */
+export class Condition implements SharedLocation {
+  constructor();
+  constructor(buffer: SharedArrayBuffer, byteOffset?: number);
+  constructor(location: SharedLocation);
+  static readonly BYTES: number;
+  static readonly ALIGN: number;
+  readonly buffer: SharedArrayBuffer;
+  readonly byteOffset: number;
+  /** The caller must hold `mutex`. false on timeout; the mutex is held again either way. */
+  wait(mutex: Mutex, timeoutMs?: number): boolean;
+  /** Resolves true if notified, false on timeout; rejects with signal.reason on abort. */
+  waitAsync(mutex: Mutex, options?: AsyncWaitOptions): Promise<boolean>;
+  /** -> number of waiters woken (0 or 1). */
+  notifyOne(): number;
+  /** -> number of waiters woken or moved onto the mutex. */
+  notifyAll(): number;
+}
+
 /** A single-use countdown latch: waiters are released once the count reaches 0. */
 export class Latch implements SharedLocation {
   /** Allocates its own shared memory holding `count` (an integer from 0 to 2^31-1). */
@@ -201,6 +223,7 @@ export class RWLock implements SharedLocation {
 /** The shared-memory layouts, as the addon defines them (see addon/*.h). */
 export const layouts: {
   readonly mutex: Readonly<Record<string, number>>;
+  readonly condition: Readonly<Record<string, number>>;
   readonly latch: Readonly<Record<string, number>>;
   readonly barrier: Readonly<Record<string, number>>;
   readonly semaphore: Readonly<Record<string, number>>;
