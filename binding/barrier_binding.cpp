@@ -31,9 +31,7 @@ Napi::Value arrive(const Napi::CallbackInfo& info) {
     case BarrierWord::ArriveStatus::kCorrupt:
       break;
   }
-  throw_error(info.Env(), "ERR_PARKLOCK_CORRUPT",
-              "The barrier word holds a value parklock never writes; the memory was overwritten by "
-              "other code");
+  throw_corrupt(info.Env(), "barrier");
 }
 
 }  // namespace
@@ -41,10 +39,7 @@ Napi::Value arrive(const Napi::CallbackInfo& info) {
 void export_barrier(Napi::Env env, Napi::Object exports) {
   exports.Set("barrierArrive", Napi::Function::New(env, arrive, "barrierArrive"));
 
-  Napi::Object layout = Napi::Object::New(env);
-  layout.Set("WORDS", static_cast<double>(BarrierWord::kWordCount));
-  layout.Set("BYTES", static_cast<double>(BarrierWord::kBytes));
-  layout.Set("ALIGN", static_cast<double>(BarrierWord::kAlign));
+  Napi::Object layout = new_layout<BarrierWord>(env);
   layout.Set("STATE_INDEX", static_cast<double>(BarrierWord::kStateIndex));
   layout.Set("PARTIES_INDEX", static_cast<double>(BarrierWord::kPartiesIndex));
   layout.Set("GENERATION_SHIFT", BarrierWord::kGenerationShift);

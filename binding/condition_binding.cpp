@@ -130,10 +130,7 @@ void export_condition(Napi::Env env, Napi::Object exports) {
   exports.Set("conditionNotifyOne", Napi::Function::New(env, notify_one, "conditionNotifyOne"));
   exports.Set("conditionNotifyAll", Napi::Function::New(env, notify_all, "conditionNotifyAll"));
 
-  Napi::Object layout = Napi::Object::New(env);
-  layout.Set("WORDS", static_cast<double>(ConditionWord::kWordCount));
-  layout.Set("BYTES", static_cast<double>(ConditionWord::kBytes));
-  layout.Set("ALIGN", static_cast<double>(ConditionWord::kAlign));
+  Napi::Object layout = new_layout<ConditionWord>(env);
   layout.Set("NO_WAITERS", static_cast<double>(ConditionWord::kNoWaiters));
   layout.Set("MAY_HAVE_WAITERS", static_cast<double>(ConditionWord::kMayHaveWaiters));
   exports.Set("conditionLayout", layout);

@@ -25,4 +25,11 @@ void throw_error(Napi::Env env, const char* code, const std::string& message) {
   throw_with_code<Napi::Error>(env, code, message);
 }
 
+void throw_corrupt(Napi::Env env, const char* what) {
+  throw_error(env, "ERR_PARKLOCK_CORRUPT",
+              std::string("The ") + what +
+                  " word holds a value parklock never writes; the memory was overwritten by other "
+                  "code");
+}
+
 }  // namespace parklock::binding

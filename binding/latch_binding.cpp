@@ -39,9 +39,7 @@ Napi::Value count_down(const Napi::CallbackInfo& info) {
     case LatchWord::CountDownStatus::kCorrupt:
       break;
   }
-  throw_error(info.Env(), "ERR_PARKLOCK_CORRUPT",
-              "The latch word holds a value parklock never writes; the memory was overwritten by "
-              "other code");
+  throw_corrupt(info.Env(), "latch");
 }
 
 }  // namespace
@@ -49,10 +47,7 @@ Napi::Value count_down(const Napi::CallbackInfo& info) {
 void export_latch(Napi::Env env, Napi::Object exports) {
   exports.Set("latchCountDown", Napi::Function::New(env, count_down, "latchCountDown"));
 
-  Napi::Object layout = Napi::Object::New(env);
-  layout.Set("WORDS", static_cast<double>(LatchWord::kWordCount));
-  layout.Set("BYTES", static_cast<double>(LatchWord::kBytes));
-  layout.Set("ALIGN", static_cast<double>(LatchWord::kAlign));
+  Napi::Object layout = new_layout<LatchWord>(env);
   layout.Set("COUNT_INDEX", static_cast<double>(LatchWord::kCountIndex));
   layout.Set("MAX_COUNT", static_cast<double>(LatchWord::kMaxCount));
   exports.Set("latchLayout", layout);

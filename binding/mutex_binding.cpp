@@ -88,7 +88,7 @@ Napi::Value unlock_slow(const Napi::CallbackInfo& info) {
     case MutexWord::UnlockStatus::kCorrupt:
       break;
   }
-  throw_error(info.Env(), "ERR_PARKLOCK_CORRUPT", "the mutex word holds an invalid value");
+  throw_corrupt(info.Env(), "mutex");
 }
 
 // mutexLockAsync(int32Array, index, id) -> kAcquired, kCorrupt, or kPending (then the wait `id`
@@ -113,10 +113,7 @@ void export_mutex(Napi::Env env, Napi::Object exports) {
   exports.Set("mutexUnlockSlow", Napi::Function::New(env, unlock_slow, "mutexUnlockSlow"));
   exports.Set("mutexLockAsync", Napi::Function::New(env, lock_async, "mutexLockAsync"));
 
-  Napi::Object layout = Napi::Object::New(env);
-  layout.Set("WORDS", static_cast<double>(MutexWord::kWordCount));
-  layout.Set("BYTES", static_cast<double>(MutexWord::kBytes));
-  layout.Set("ALIGN", static_cast<double>(MutexWord::kAlign));
+  Napi::Object layout = new_layout<MutexWord>(env);
   layout.Set("UNLOCKED", static_cast<double>(MutexWord::kUnlocked));
   layout.Set("LOCKED", static_cast<double>(MutexWord::kLocked));
   layout.Set("LOCKED_PARKED", static_cast<double>(MutexWord::kLockedParked));

@@ -87,7 +87,7 @@ Napi::Value release_write_slow(const Napi::CallbackInfo& info) {
   if (lock.release_exclusive_slow() == RwLockWords::UnlockStatus::kUnlocked) {
     return Napi::Boolean::New(info.Env(), true);
   }
-  throw_error(info.Env(), "ERR_PARKLOCK_CORRUPT", "the rwlock state word holds an invalid value");
+  throw_corrupt(info.Env(), "rwlock");
 }
 
 // rwlockUnlockSharedSlow(int32Array, index) -> true, or false if no reader holds the lock;
@@ -102,7 +102,7 @@ Napi::Value unlock_shared_slow(const Napi::CallbackInfo& info) {
     case RwLockWords::UnlockStatus::kCorrupt:
       break;
   }
-  throw_error(info.Env(), "ERR_PARKLOCK_CORRUPT", "the rwlock state word holds an invalid value");
+  throw_corrupt(info.Env(), "rwlock");
 }
 
 // rwlockLockAsync(int32Array, index, id) and rwlockLockSharedAsync(...) -> ACQUIRED, CORRUPT, or
@@ -132,10 +132,7 @@ void export_rwlock(Napi::Env env, Napi::Object exports) {
   exports.Set("rwlockLockSharedAsync",
               Napi::Function::New(env, lock_async<false>, "rwlockLockSharedAsync"));
 
-  Napi::Object layout = Napi::Object::New(env);
-  layout.Set("WORDS", static_cast<double>(RwLockWords::kWordCount));
-  layout.Set("BYTES", static_cast<double>(RwLockWords::kBytes));
-  layout.Set("ALIGN", static_cast<double>(RwLockWords::kAlign));
+  Napi::Object layout = new_layout<RwLockWords>(env);
   layout.Set("STATE_INDEX", static_cast<double>(RwLockWords::kStateIndex));
   layout.Set("OWNER_INDEX", static_cast<double>(RwLockWords::kOwnerIndex));
   layout.Set("WRITER", RwLockWords::kWriter);

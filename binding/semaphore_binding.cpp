@@ -101,7 +101,7 @@ Napi::Value release_slow(const Napi::CallbackInfo& info) {
     case SemaphoreWord::ReleaseStatus::kBadCount:  // permit_count() has ruled it out
       break;
   }
-  throw_error(info.Env(), "ERR_PARKLOCK_CORRUPT", "the semaphore word holds an invalid value");
+  throw_corrupt(info.Env(), "semaphore");
 }
 
 // semaphoreAcquireAsync(int32Array, index, n, id) -> ACQUIRED, CORRUPT, or PENDING (then the wait
@@ -127,10 +127,7 @@ void export_semaphore(Napi::Env env, Napi::Object exports) {
   exports.Set("semaphoreAcquireAsync",
               Napi::Function::New(env, acquire_async, "semaphoreAcquireAsync"));
 
-  Napi::Object layout = Napi::Object::New(env);
-  layout.Set("WORDS", static_cast<double>(SemaphoreWord::kWordCount));
-  layout.Set("BYTES", static_cast<double>(SemaphoreWord::kBytes));
-  layout.Set("ALIGN", static_cast<double>(SemaphoreWord::kAlign));
+  Napi::Object layout = new_layout<SemaphoreWord>(env);
   layout.Set("PERMITS_MASK", SemaphoreWord::kPermitsMask);
   layout.Set("WAITERS_BIT", SemaphoreWord::kWaitersBit);
   layout.Set("RESERVED_BIT", SemaphoreWord::kReservedBit);
