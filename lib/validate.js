@@ -9,9 +9,12 @@ function validateTimeout(value, name = 'timeout') {
   return value;
 }
 
+// What an omitted options bag means; shared, since the uncontended lockAsync() is a hot path.
+const NO_OPTIONS = Object.freeze({ timeout: Infinity, signal: undefined });
+
 // The `{ timeout, signal }` bag of the Promise forms.
 function validateAsyncOptions(options) {
-  if (options === undefined) return { timeout: Infinity, signal: undefined };
+  if (options === undefined) return NO_OPTIONS;
   if (options === null || typeof options !== 'object') {
     throw invalidArgType('options', 'an object', options);
   }

@@ -12,7 +12,7 @@ module.exports = {
     { key: 'opsPerSec', label: 'ops/s', better: 'higher', digits: 0 },
     { key: 'fairness', label: 'min/max share', better: 'higher', digits: 2 },
   ],
-  timeLimitMs: () => 60_000,
+  timeLimitMs: () => 35_000,
   chart: true,
 
   measure: ({ impl, param, quick }) =>

@@ -20,7 +20,11 @@ async function main() {
 main()
   .catch((error) => ({ status: 'failed', reason: error.message }))
   .then((result) => {
-    // exit() rather than waiting for the event loop: after a failure, terminated workers or a
-    // stuck lock must not keep this process alive.
-    process.send(result, () => process.exit(0));
+    process.send(result, () => {
+      // After a failure, a worker may still be blocked in a wait that neither terminate() nor
+      // exit() can interrupt (V8's Atomics.Mutex.lock): exit() would wait for it forever. The
+      // result is already sent, so end the process at once.
+      if (result.status === 'failed') process.kill(process.pid, 'SIGKILL');
+      process.exit(0);
+    });
   });

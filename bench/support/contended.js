@@ -5,6 +5,7 @@ const { implementation } = require('./implementations');
 const { createControl, controlWords } = require('./control');
 const { startWorkers, openGateWhenReady, stopAndCollect } = require('./workers');
 const { checkControlCounter } = require('./check');
+const { min, max } = require('./stats');
 
 async function measureContended({ impl, workers, steps, durationMs, batch }) {
   const control = createControl();
@@ -29,7 +30,7 @@ async function measureContended({ impl, workers, steps, durationMs, batch }) {
     metrics: {
       opsPerSec: totalOps / seconds,
       // 1 = perfectly even; near 0 = one worker had the lock almost all the time.
-      fairness: Math.min(...ops) / Math.max(...ops),
+      fairness: min(ops) / max(ops),
     },
   };
 }

@@ -32,8 +32,14 @@ function runInChild(spec, { execArgv = [], timeLimitMs }) {
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
       if (answer !== undefined) return resolve(answer);
+      // A child that stops answering altogether (its main thread cannot even run the timers
+      // that end a stuck measurement) has so far always been a --harmony-struct child: V8's
+      // experimental shared heap can deadlock a GC safepoint against worker isolates that are
+      // still starting (seen with gdb: main thread in GlobalSafepoint::EnterGlobalSafepointScope,
+      // workers in Isolate::Init).
+      const hint = execArgv.includes('--harmony-struct') ? ' (unresponsive --harmony-struct child)' : '';
       const why = killedForTime
-        ? `killed after the ${timeLimitMs} ms limit`
+        ? `killed after the ${timeLimitMs} ms limit${hint}`
         : `child exited (${signal || `code ${code}`}) without a result`;
       resolve({ status: 'failed', reason: stderr.trim() ? `${why}: ${stderr.trim()}` : why });
     });
