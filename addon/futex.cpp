@@ -14,8 +14,8 @@ bool holds(const std::int32_t* word, std::int32_t expected) {
 
 WaitStatus wait(const std::int32_t* word, std::int32_t expected, Deadline deadline,
                 const Interrupt* interrupt) {
-  const ParkResult parked =
-      parking_lot::park(word, [&] { return holds(word, expected); }, deadline, interrupt);
+  const ParkResult parked = parking_lot::park(
+      word, [&] { return holds(word, expected); }, deadline, interrupt);
   switch (parked.status) {
     case ParkResult::Status::kInvalid:
       return WaitStatus::kNotEqual;

@@ -21,8 +21,8 @@ enum class WaitStatus { kWoken, kNotEqual, kTimedOut, kInterrupted };
 // The token notify() wakes a waiter with.
 inline constexpr WakeToken kNotified = 1;
 
-WaitStatus wait(const std::int32_t* word, std::int32_t expected, Deadline deadline = Deadline::never(),
-                const Interrupt* interrupt = nullptr);
+WaitStatus wait(const std::int32_t* word, std::int32_t expected,
+                Deadline deadline = Deadline::never(), const Interrupt* interrupt = nullptr);
 
 // Queues an asynchronous waiter if the word holds `expected`; false (not queued) otherwise.
 bool enqueue_if_equal(const std::int32_t* word, std::int32_t expected, Waiter& waiter);

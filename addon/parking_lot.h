@@ -117,7 +117,8 @@ struct ParkOptions {
 // deadline no longer applies (it waits for its turn on the new address).
 ParkResult park(const void* address, FunctionRef<bool()> validate, const ParkOptions& options);
 inline ParkResult park(const void* address, FunctionRef<bool()> validate, Deadline deadline,
-                       const Interrupt* interrupt = nullptr, Clock::time_point since = Clock::now()) {
+                       const Interrupt* interrupt = nullptr,
+                       Clock::time_point since = Clock::now()) {
   ParkOptions options;
   options.deadline = deadline;
   options.interrupt = interrupt;
@@ -138,8 +139,8 @@ UnparkInfo unpark_one(const void* address, FunctionRef<WakeToken(const UnparkInf
 // Wakes up to `count` waiters for `address` in FIFO order, each with `token`; returns how many.
 std::size_t unpark_some(const void* address, std::size_t count, WakeToken token);
 
-// Offers the waiters of `address`, oldest first, to `grant(request)` under the bucket lock; each one
-// it grants (returns a token for) is dequeued and woken with that token; the first it refuses
+// Offers the waiters of `address`, oldest first, to `grant(request)` under the bucket lock; each
+// one it grants (returns a token for) is dequeued and woken with that token; the first it refuses
 // (returns nothing) ends the walk, so grants are strictly FIFO. `finish(queue_empty)` then runs
 // under the same lock: the primitive records there whether waiters remain. Returns how many woke.
 std::size_t unpark_granted(const void* address,
@@ -148,7 +149,7 @@ std::size_t unpark_granted(const void* address,
 
 // What requeue() should do, decided under both bucket locks from how many wait on `from`.
 struct RequeueDecision {
-  bool move = false;  // move the movable waiters to `to` rather than waking them
+  bool move = false;    // move the movable waiters to `to` rather than waking them
   WakeToken token = 0;  // what every waiter that is not moved is woken with
 };
 

@@ -162,10 +162,25 @@ void BM_WakeWaiters(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK_TEMPLATE(BM_WakeWaiters, RequeueAll)
-    ->Arg(2)->Arg(4)->Arg(8)->Arg(16)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8)
+    ->Arg(16)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_WakeWaiters, NotifyOneEach)
-    ->Arg(2)->Arg(4)->Arg(8)->Arg(16)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8)
+    ->Arg(16)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_WakeWaiters, StdNotifyAll)
-    ->Arg(2)->Arg(4)->Arg(8)->Arg(16)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8)
+    ->Arg(16)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();

@@ -3,7 +3,7 @@
 // Every benchmark is a template over the mutex type, so the reported names pair up by the part
 // before the template argument, e.g.
 //   BM_Uncontended<std::mutex>                     BM_Uncontended<parklock::Mutex>
-//   BM_Contended<std::mutex>/real_time/threads:2   BM_Contended<parklock::Mutex>/real_time/threads:2
+//   BM_Contended<std::mutex>/real_time/threads:2 BM_Contended<parklock::Mutex>/real_time/threads:2
 // A script can strip "<...>" to find the pair.
 //
 // The critical section is one increment of a counter that the mutex guards: small enough that the
