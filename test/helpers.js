@@ -149,8 +149,9 @@ function runWorkers(file, workerDatas, { limit = 30_000, onMessage } = {}) {
   });
 }
 
-// A worker running test/fixtures/agent.js, which performs the operations it is sent on the mutexes
-// it was given (`workerData.mutexes`, each a posted Mutex) and replies to each.
+// A worker running an agent fixture (test/fixtures/agent.js for mutexes, rwlock_agent.js,
+// semaphore_agent.js; all serve through fixtures/agent_loop.js), which performs the operations it
+// is sent, in order, and replies to each.
 class Agent {
   #worker;
   #seq = 0;
@@ -159,8 +160,8 @@ class Agent {
   #gone = undefined;
   #exit;
 
-  constructor(mutexes = []) {
-    this.#worker = new Worker(fixture('agent.js'), { workerData: { mutexes } });
+  constructor(file, workerData) {
+    this.#worker = new Worker(file, { workerData });
     this.#exit = new Promise((resolve) => this.#worker.once('exit', resolve));
     this.ready = new Promise((resolve, reject) => {
       this.#worker.on('message', (message) => {
@@ -194,8 +195,14 @@ class Agent {
     this.ready.catch(() => {});
   }
 
-  static start(mutexes) {
-    return withinLimit(new Agent(mutexes).ready, 'agent start');
+  // An agent running `file` with `workerData`, once it is ready.
+  static launch(file, workerData) {
+    return withinLimit(new Agent(file, workerData).ready, 'agent start');
+  }
+
+  // A mutex agent (fixtures/agent.js) on `mutexes`.
+  static start(mutexes = []) {
+    return Agent.launch(fixture('agent.js'), { mutexes });
   }
 
   get worker() {

@@ -4,11 +4,10 @@
 // terminate() of blocked workers, and a stress test with exact counts and untorn reads.
 const { describe, it, afterEach } = require('node:test');
 const assert = require('node:assert/strict');
-const { Worker } = require('node:worker_threads');
 const { RWLock, TimeoutError, layouts } = require('../lib');
 const native = require('../lib/native');
 const { threadId, pendingCount } = require('../lib/async_waits');
-const { fixture, tick, waitFor, withinLimit, isSettled, runWorkers } = require('./helpers');
+const { fixture, tick, waitFor, withinLimit, isSettled, runWorkers, Agent } = require('./helpers');
 
 const { WRITER, PARKED, ONE_READER, MAX_READERS, READER_SHIFT } = layouts.rwlock;
 
@@ -37,79 +36,11 @@ function assertFree(rw) {
   assert.equal(pendingCount(), 0, 'no asynchronous wait is left pending');
 }
 
-// A worker running test/fixtures/rwlock_agent.js on one lock: call(op) resolves with its reply;
-// send(op) also tells when the worker has started it (it may block in it right after).
-class RwAgent {
-  #worker;
-  #seq = 0;
-  #waiting = new Map();
-  #gone;
-
-  static async start(lock) {
-    const agent = new RwAgent(lock);
-    await withinLimit(agent.ready, 'agent start');
-    agents.push(agent);
-    return agent;
-  }
-
-  constructor(lock) {
-    this.#worker = new Worker(fixture('rwlock_agent.js'), { workerData: { lock } });
-    this.ready = new Promise((resolve, reject) => {
-      this.#worker.on('message', (message) => {
-        if (message.type === 'ready') {
-          this.threadId = message.threadId;
-          resolve();
-          return;
-        }
-        const waiting = this.#waiting.get(message.seq);
-        if (message.type === 'started') {
-          waiting.started.resolve();
-        } else if (message.ok) {
-          waiting.reply.resolve(message.value);
-        } else {
-          waiting.reply.reject(Object.assign(new Error(message.error.message), message.error));
-        }
-      });
-      const gone = (why) => {
-        this.#gone = why;
-        reject(why);
-        for (const { started, reply } of this.#waiting.values()) {
-          started.reject(why);
-          reply.reject(why);
-        }
-      };
-      this.#worker.on('error', gone);
-      this.#worker.on('exit', (code) => gone(new Error(`agent worker exited (code ${code})`)));
-    });
-    this.ready.catch(() => {});
-  }
-
-  send(op, args = {}) {
-    const deferred = () => {
-      const d = {};
-      d.promise = new Promise((resolve, reject) => Object.assign(d, { resolve, reject }));
-      d.promise.catch(() => {});
-      return d;
-    };
-    const waiting = { started: deferred(), reply: deferred() };
-    if (this.#gone !== undefined) {
-      waiting.started.reject(this.#gone);
-      waiting.reply.reject(this.#gone);
-    } else {
-      const seq = ++this.#seq;
-      this.#waiting.set(seq, waiting);
-      this.#worker.postMessage({ seq, op, args });
-    }
-    return { started: waiting.started.promise, reply: waiting.reply.promise };
-  }
-
-  call(op, args) {
-    return withinLimit(this.send(op, args).reply, `agent ${op}`);
-  }
-
-  terminate() {
-    return this.#worker.terminate();
-  }
+// A worker running test/fixtures/rwlock_agent.js on one lock, terminated after the test.
+async function startAgent(lock) {
+  const agent = await Agent.launch(fixture('rwlock_agent.js'), { lock });
+  agents.push(agent);
+  return agent;
 }
 
 const agents = [];
@@ -166,7 +97,7 @@ describe('RWLock construction', () => {
 
   it('an RWLock posted to a worker is the same lock, and the owner word names the worker', { timeout: 30_000 }, async () => {
     const rw = new RWLock();
-    const agent = await RwAgent.start(rw);
+    const agent = await startAgent(rw);
     assert.equal(await agent.call('tryLock'), true);
     assert.equal(rw.isWriteLocked, true);
     assert.equal(rw.isWriteLockedByCurrentThread, false);
@@ -239,7 +170,7 @@ describe('RWLock bad input', () => {
 
   it('unlock by a thread that does not hold the write lock throws and leaves it held', { timeout: 30_000 }, async () => {
     const rw = new RWLock();
-    const agent = await RwAgent.start(rw);
+    const agent = await startAgent(rw);
     await agent.call('lock');
     assert.throws(() => rw.unlock(), { ...NOT_OWNER, message: /another thread/ });
     assert.deepEqual(words(rw), [WRITER, agent.threadId]);
@@ -454,7 +385,7 @@ describe('RWLock on one thread', () => {
 describe('RWLock across workers', () => {
   it('readers overlap: a worker takes a read lock while this thread holds one', { timeout: 30_000 }, async () => {
     const rw = new RWLock();
-    const agent = await RwAgent.start(rw);
+    const agent = await startAgent(rw);
     const mine = rw.lockShared();
     assert.equal(await agent.call('lockShared'), true, 'not blocked by the read lock held here');
     assert.equal(rw.readers, 2);
@@ -470,8 +401,8 @@ describe('RWLock across workers', () => {
 
   it('a writer queued behind readers gets the lock before readers that arrive later', { timeout: 30_000 }, async () => {
     const rw = new RWLock();
-    const writer = await RwAgent.start(rw);
-    const reader = await RwAgent.start(rw);
+    const writer = await startAgent(rw);
+    const reader = await startAgent(rw);
     const mine = rw.lockShared();
 
     const writerLock = writer.send('lock');
@@ -503,7 +434,7 @@ describe('RWLock across workers', () => {
 
   it('tryLock(timeout) / tryLockShared(timeout) give up after the timeout and leave no waiter', { timeout: 30_000 }, async () => {
     const rw = new RWLock();
-    const agent = await RwAgent.start(rw);
+    const agent = await startAgent(rw);
     await agent.call('lockShared');
     const start = performance.now();
     assert.equal(rw.tryLock(30), false);
@@ -523,7 +454,7 @@ describe('RWLock across workers', () => {
 
   it('lock() and lockShared() block until a worker releases', { timeout: 30_000 }, async () => {
     const rw = new RWLock();
-    const agent = await RwAgent.start(rw);
+    const agent = await startAgent(rw);
     await agent.call('lockShared');
     await agent.call('unlockSharedAfter', { ms: 30 });
     rw.lock().unlock(); // blocks this thread until the worker's timer fires
@@ -537,7 +468,7 @@ describe('RWLock across workers', () => {
   for (const [blocked, held] of [['lock', 'read'], ['lockShared', 'write']]) {
     it(`terminate() of a worker blocked in ${blocked}() is prompt and leaves the lock as it was`, { timeout: 30_000 }, async () => {
       const rw = new RWLock();
-      const agent = await RwAgent.start(rw);
+      const agent = await startAgent(rw);
       const holder = held === 'read' ? rw.lockShared() : rw.lock();
       const before = words(rw);
       const { started, reply } = agent.send(blocked);
@@ -554,7 +485,7 @@ describe('RWLock across workers', () => {
       holder.unlock();
       assertFree(rw);
 
-      const other = await RwAgent.start(rw);
+      const other = await startAgent(rw);
       assert.equal(await other.call('tryLock'), true);
       await other.call('unlock');
       assertFree(rw);
@@ -563,7 +494,7 @@ describe('RWLock across workers', () => {
 
   it('terminate() of a worker with a queued lockAsync lets the readers behind it in', { timeout: 30_000 }, async () => {
     const rw = new RWLock();
-    const agent = await RwAgent.start(rw);
+    const agent = await startAgent(rw);
     const first = rw.lockShared();
     await agent.call('startLockAsync', { key: 'w' });
     assert.equal(queued(rw), 1);
@@ -581,7 +512,7 @@ describe('RWLock across workers', () => {
 
   it('a write lock granted to a busy worker that is then terminated is passed on', { timeout: 30_000 }, async () => {
     const rw = new RWLock();
-    const agent = await RwAgent.start(rw);
+    const agent = await startAgent(rw);
     const holder = rw.lock();
     await agent.call('startLockAsync', { key: 'w' });
     await withinLimit(agent.send('spin').started, 'worker starting to spin');

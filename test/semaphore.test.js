@@ -5,11 +5,10 @@
 // async acquirers, and terminate() of workers blocked in acquire or waiting in acquireAsync.
 const { describe, it, afterEach } = require('node:test');
 const assert = require('node:assert/strict');
-const { Worker } = require('node:worker_threads');
 const { Semaphore, TimeoutError, layouts } = require('../lib');
 const native = require('../lib/native');
 const { pendingCount } = require('../lib/async_waits');
-const { HANG_LIMIT_MS, fixture, tick, waitFor, withinLimit, isSettled, runWorkers } = require('./helpers');
+const { HANG_LIMIT_MS, fixture, tick, waitFor, withinLimit, isSettled, runWorkers, Agent } = require('./helpers');
 
 const { WAITERS_BIT, RESERVED_BIT, MAX_PERMITS } = layouts.semaphore;
 
@@ -39,79 +38,10 @@ function assertIdle(semaphore, permits) {
   assert.equal(pendingCount(), 0, 'no asynchronous wait is left pending on this thread');
 }
 
-// A worker running test/fixtures/semaphore_agent.js: it performs the operations it is sent on the
-// semaphores it was given and replies to each.
-class SemaphoreAgent {
-  #worker;
-  #seq = 0;
-  #calls = new Map(); // seq -> { started, reply } deferreds
-  #gone;
-
-  constructor(semaphores) {
-    this.#worker = new Worker(fixture('semaphore_agent.js'), { workerData: { semaphores } });
-    this.exited = new Promise((resolve) => this.#worker.once('exit', resolve));
-    this.ready = new Promise((resolve, reject) => {
-      this.#worker.on('message', (message) => {
-        const call = this.#calls.get(message.seq);
-        if (message.type === 'ready') {
-          resolve(this);
-        } else if (message.type === 'started') {
-          call.started.resolve();
-        } else if (message.type === 'reply') {
-          this.#calls.delete(message.seq);
-          if (message.ok) call.reply.resolve(message.value);
-          else call.reply.reject(Object.assign(new Error(message.error.message), message.error));
-        }
-      });
-      const gone = (why) => {
-        this.#gone = why;
-        reject(why);
-        for (const call of this.#calls.values()) {
-          call.started.reject(why);
-          call.reply.reject(why);
-        }
-        this.#calls.clear();
-      };
-      this.#worker.on('error', gone);
-      this.#worker.on('exit', (code) => gone(new Error(`agent worker exited (code ${code})`)));
-    });
-    this.ready.catch(() => {});
-  }
-
-  // Sends op; returns { started, reply }: `started` resolves when the worker begins the op (it
-  // may block in it right after), `reply` with its result.
-  send(op, args = {}) {
-    const deferred = () => {
-      const d = {};
-      d.promise = new Promise((resolve, reject) => Object.assign(d, { resolve, reject }));
-      d.promise.catch(() => {});
-      return d;
-    };
-    const call = { started: deferred(), reply: deferred() };
-    if (this.#gone !== undefined) {
-      call.started.reject(this.#gone);
-      call.reply.reject(this.#gone);
-    } else {
-      const seq = ++this.#seq;
-      this.#calls.set(seq, call);
-      this.#worker.postMessage({ seq, op, args });
-    }
-    return { started: call.started.promise, reply: call.reply.promise };
-  }
-
-  call(op, args) {
-    return withinLimit(this.send(op, args).reply, `agent ${op}`);
-  }
-
-  terminate() {
-    return this.#worker.terminate();
-  }
-}
-
 // Agents started by a test are terminated after it, whatever happened.
 const agents = [];
 async function startAgent(...semaphores) {
-  const agent = await withinLimit(new SemaphoreAgent(semaphores).ready, 'agent start');
+  const agent = await Agent.launch(fixture('semaphore_agent.js'), { semaphores });
   agents.push(agent);
   return agent;
 }
