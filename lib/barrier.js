@@ -5,7 +5,7 @@
 // addon, which moves to the next generation and notifies every waiter in the same call. Waiting
 // goes through the futex entries.
 const native = require('./native');
-const { attach, defineLocation } = require('./shared_memory');
+const { attach, defineLocation, defineSize } = require('./shared_memory');
 const { settled, waitAsync: startWaitAsync } = require('./async_waits');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
 const { invalidArgType, outOfRange, lockError, corrupt, TimeoutError } = require('./errors');
@@ -82,14 +82,6 @@ class Barrier {
     Atomics.store(words, STATE_INDEX, 0);
     Atomics.store(words, PARTIES_INDEX, parties);
     return new Barrier(sharedArrayBuffer, byteOffset);
-  }
-
-  static get BYTES() {
-    return layout.BYTES;
-  }
-
-  static get ALIGN() {
-    return layout.ALIGN;
   }
 
   get parties() {
@@ -188,5 +180,7 @@ class Barrier {
     }
   }
 }
+
+defineSize(Barrier, layout);
 
 module.exports = { Barrier, TimeoutError };

@@ -4,7 +4,7 @@
 // the mutex's queue instead of waking them all to fight over it. Notifying a condition nobody
 // waits on stays in JavaScript.
 const native = require('./native');
-const { attach, defineLocation } = require('./shared_memory');
+const { attach, defineLocation, defineSize } = require('./shared_memory');
 const { settled, waitAsync } = require('./async_waits');
 const { Mutex, wordOf } = require('./mutex');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
@@ -43,14 +43,6 @@ class Condition {
     defineLocation(this, { buffer, byteOffset });
   }
 
-  static get BYTES() {
-    return layout.BYTES;
-  }
-
-  static get ALIGN() {
-    return layout.ALIGN;
-  }
-
   // Releases `mutex` (held by this thread), blocks until notified or timeoutMs passes, and
   // re-acquires the mutex. true if notified, false on timeout; the mutex is held either way.
   wait(mutex, timeoutMs = Infinity) {
@@ -86,5 +78,7 @@ class Condition {
     return native.conditionNotifyAll(this.#word, 0);
   }
 }
+
+defineSize(Condition, layout);
 
 module.exports = { Condition };

@@ -4,7 +4,7 @@
 // count-downs that leave the count above 0 are one Atomics.compareExchange here, and the one that
 // opens the latch goes to the addon, which notifies every waiter in the same call.
 const native = require('./native');
-const { attach, defineLocation } = require('./shared_memory');
+const { attach, defineLocation, defineSize } = require('./shared_memory');
 const { settled, waitAsync: startWaitAsync } = require('./async_waits');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
 const { invalidArgType, outOfRange, corrupt } = require('./errors');
@@ -61,14 +61,6 @@ class Latch {
     const { words } = attach([sharedArrayBuffer, byteOffset], layout);
     Atomics.store(words, COUNT_INDEX, count);
     return new Latch(sharedArrayBuffer, byteOffset);
-  }
-
-  static get BYTES() {
-    return layout.BYTES;
-  }
-
-  static get ALIGN() {
-    return layout.ALIGN;
   }
 
   get count() {
@@ -146,5 +138,7 @@ class Latch {
     }
   }
 }
+
+defineSize(Latch, layout);
 
 module.exports = { Latch };

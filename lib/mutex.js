@@ -3,7 +3,7 @@
 // reads from the addon's exported constants. Both fast paths are one Atomics.compareExchange on
 // the word; the addon is entered only on contention.
 const native = require('./native');
-const { attach, defineLocation } = require('./shared_memory');
+const { attach, defineLocation, defineSize } = require('./shared_memory');
 const { threadId, settled, waitAsync } = require('./async_waits');
 const { validateTimeout, validateAsyncOptions, validateFunction } = require('./validate');
 const { lockError, corrupt, TimeoutError } = require('./errors');
@@ -32,14 +32,6 @@ class Mutex {
     const { buffer, byteOffset, words } = attach(location, layout);
     this.#word = words;
     defineLocation(this, { buffer, byteOffset });
-  }
-
-  static get BYTES() {
-    return layout.BYTES;
-  }
-
-  static get ALIGN() {
-    return layout.ALIGN;
   }
 
   // Blocks this thread until it holds the mutex; returns a guard that unlocks it.
@@ -145,5 +137,7 @@ class Mutex {
     }
   }
 }
+
+defineSize(Mutex, layout);
 
 module.exports = { Mutex, AsyncLock: Mutex, TimeoutError, wordOf };

@@ -9,7 +9,7 @@
 // recorded per thread: upgrading a read hold to a write hold (lock() while this thread reads)
 // waits forever and is not detected.
 const native = require('./native');
-const { attach, defineLocation } = require('./shared_memory');
+const { attach, defineLocation, defineSize } = require('./shared_memory');
 const { threadId, settled, waitAsync } = require('./async_waits');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
 const { lockError, corrupt } = require('./errors');
@@ -51,14 +51,6 @@ class RWLock {
     this.#words = words;
     this.#readHold = { unlock: () => this.unlockShared() };
     defineLocation(this, { buffer, byteOffset });
-  }
-
-  static get BYTES() {
-    return layout.BYTES;
-  }
-
-  static get ALIGN() {
-    return layout.ALIGN;
   }
 
   // --- Exclusive (write) side ---
@@ -247,5 +239,7 @@ class RWLock {
     return 'Cannot unlock an rwlock that is not write-locked';
   }
 }
+
+defineSize(RWLock, layout);
 
 module.exports = { RWLock };

@@ -5,7 +5,7 @@
 // behind the waiters (no barging) and every release goes to the addon, which hands the permits to
 // the oldest waiters directly.
 const native = require('./native');
-const { attach, defineLocation } = require('./shared_memory');
+const { attach, defineLocation, defineSize } = require('./shared_memory');
 const { settled, waitAsync } = require('./async_waits');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
 const { invalidArgType, outOfRange, corrupt } = require('./errors');
@@ -77,14 +77,6 @@ class Semaphore {
     const semaphore = new Semaphore(buffer, byteOffset);
     Atomics.store(semaphore.#word, 0, permits);
     return semaphore;
-  }
-
-  static get BYTES() {
-    return layout.BYTES;
-  }
-
-  static get ALIGN() {
-    return layout.ALIGN;
   }
 
   static get MAX_PERMITS() {
@@ -182,5 +174,7 @@ class Semaphore {
     );
   }
 }
+
+defineSize(Semaphore, layout);
 
 module.exports = { Semaphore };

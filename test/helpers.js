@@ -200,10 +200,6 @@ class Agent {
     return withinLimit(new Agent(file, workerData).ready, 'agent start');
   }
 
-  // A mutex agent (fixtures/agent.js) on `mutexes`.
-  static start(mutexes = []) {
-    return Agent.launch(fixture('agent.js'), { mutexes });
-  }
 
   get worker() {
     return this.#worker;
@@ -250,6 +246,19 @@ class Agent {
   }
 }
 
+// Registers, in the calling test file, an afterEach that terminates every agent its tests started,
+// whatever happened; returns start(...args), which launches an agent on `file` with
+// workerDataOf(...args) and waits until it is ready.
+function agentsPerTest(file, workerDataOf) {
+  const agents = [];
+  require('node:test').afterEach(() => Promise.all(agents.splice(0).map((agent) => agent.terminate())));
+  return async (...args) => {
+    const agent = await Agent.launch(file, workerDataOf(...args));
+    agents.push(agent);
+    return agent;
+  };
+}
+
 module.exports = {
   HANG_LIMIT_MS,
   fixture,
@@ -266,4 +275,5 @@ module.exports = {
   exitIfKeptAlive,
   runWorkers,
   Agent,
+  agentsPerTest,
 };

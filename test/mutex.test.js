@@ -7,6 +7,7 @@ const assert = require('node:assert/strict');
 const { Mutex, AsyncLock, TimeoutError, layouts } = require('../lib');
 const { threadId } = require('../lib/async_waits');
 const {
+  fixture,
   wordOf,
   loadWord,
   queued,
@@ -18,7 +19,7 @@ const {
   testSignal,
   abortTestWaits,
   exitIfKeptAlive,
-  Agent,
+  agentsPerTest,
 } = require('./helpers');
 
 const { LOCKED, LOCKED_PARKED, OWNER_SHIFT } = layouts.mutex;
@@ -28,19 +29,10 @@ const OTHER_OWNER = threadId === 4 ? 5 : 4;
 
 exitIfKeptAlive();
 
-// Agents started by a test are terminated after it, whatever happened.
-const agents = [];
-async function startAgent(...mutexes) {
-  const agent = await Agent.start(mutexes);
-  agents.push(agent);
-  return agent;
-}
+const startAgent = agentsPerTest(fixture('agent.js'), (...mutexes) => ({ mutexes }));
 // Contended waits on this thread pass `signal: testSignal()`, so that a wait a bug leaves pending
 // is cancelled after its test (instead of keeping the test process alive).
-afterEach(async () => {
-  abortTestWaits();
-  await Promise.all(agents.splice(0).map((agent) => agent.terminate()));
-});
+afterEach(abortTestWaits);
 
 const TYPE_ERROR = (code = 'ERR_INVALID_ARG_TYPE') => ({ name: 'TypeError', code });
 const RANGE_ERROR = { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' };

@@ -21,25 +21,17 @@ const {
   abortTestWaits,
   exitIfKeptAlive,
   runWorkers,
-  Agent,
+  agentsPerTest,
 } = require('./helpers');
 
 const { LOCKED, LOCKED_PARKED, OWNER_SHIFT } = layouts.mutex;
 
 exitIfKeptAlive();
 
-const agents = [];
-async function startAgent(...mutexes) {
-  const agent = await Agent.start(mutexes);
-  agents.push(agent);
-  return agent;
-}
+const startAgent = agentsPerTest(fixture('agent.js'), (...mutexes) => ({ mutexes }));
 // Contended waits on this thread pass `signal: testSignal()`, so that a wait a bug leaves pending
 // is cancelled after its test (instead of keeping the test process alive).
-afterEach(async () => {
-  abortTestWaits();
-  await Promise.all(agents.splice(0).map((agent) => agent.terminate()));
-});
+afterEach(abortTestWaits);
 
 describe('shared counters', () => {
   it('4 workers with lock() and the main thread with lockAsync() count exactly', { timeout: 60_000 }, async () => {

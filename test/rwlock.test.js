@@ -2,12 +2,12 @@
 // RWLock: construction and bad input, both sides on one thread, the Promise forms, and with
 // workers: readers that overlap, a writer that readers arriving later cannot overtake, timeouts,
 // terminate() of blocked workers, and a stress test with exact counts and untorn reads.
-const { describe, it, afterEach } = require('node:test');
+const { describe, it } = require('node:test');
 const assert = require('node:assert/strict');
 const { RWLock, TimeoutError, layouts } = require('../lib');
 const native = require('../lib/native');
 const { threadId, pendingCount } = require('../lib/async_waits');
-const { fixture, tick, waitFor, withinLimit, isSettled, runWorkers, Agent } = require('./helpers');
+const { fixture, tick, waitFor, withinLimit, isSettled, runWorkers, agentsPerTest } = require('./helpers');
 
 const { WRITER, PARKED, ONE_READER, MAX_READERS, READER_SHIFT } = layouts.rwlock;
 
@@ -36,17 +36,8 @@ function assertFree(rw) {
   assert.equal(pendingCount(), 0, 'no asynchronous wait is left pending');
 }
 
-// A worker running test/fixtures/rwlock_agent.js on one lock, terminated after the test.
-async function startAgent(lock) {
-  const agent = await Agent.launch(fixture('rwlock_agent.js'), { lock });
-  agents.push(agent);
-  return agent;
-}
-
-const agents = [];
-afterEach(async () => {
-  await Promise.all(agents.splice(0).map((agent) => agent.terminate()));
-});
+// Workers running test/fixtures/rwlock_agent.js on one lock, terminated after each test.
+const startAgent = agentsPerTest(fixture('rwlock_agent.js'), (lock) => ({ lock }));
 
 describe('RWLock construction', () => {
   it('new RWLock() allocates its own zeroed SharedArrayBuffer of RWLock.BYTES', () => {

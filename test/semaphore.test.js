@@ -3,12 +3,12 @@
 // (a large request is never overtaken by later small ones), timeouts and aborts that leave no
 // waiter and leak no permits, and real workers: an invariant-checking stress run mixing sync and
 // async acquirers, and terminate() of workers blocked in acquire or waiting in acquireAsync.
-const { describe, it, afterEach } = require('node:test');
+const { describe, it } = require('node:test');
 const assert = require('node:assert/strict');
 const { Semaphore, TimeoutError, layouts } = require('../lib');
 const native = require('../lib/native');
 const { pendingCount } = require('../lib/async_waits');
-const { HANG_LIMIT_MS, fixture, tick, waitFor, withinLimit, isSettled, runWorkers, Agent } = require('./helpers');
+const { HANG_LIMIT_MS, fixture, tick, waitFor, withinLimit, isSettled, runWorkers, agentsPerTest } = require('./helpers');
 
 const { WAITERS_BIT, RESERVED_BIT, MAX_PERMITS } = layouts.semaphore;
 
@@ -38,16 +38,8 @@ function assertIdle(semaphore, permits) {
   assert.equal(pendingCount(), 0, 'no asynchronous wait is left pending on this thread');
 }
 
-// Agents started by a test are terminated after it, whatever happened.
-const agents = [];
-async function startAgent(...semaphores) {
-  const agent = await Agent.launch(fixture('semaphore_agent.js'), { semaphores });
-  agents.push(agent);
-  return agent;
-}
-afterEach(async () => {
-  await Promise.all(agents.splice(0).map((agent) => agent.terminate()));
-});
+// Workers running test/fixtures/semaphore_agent.js, terminated after each test.
+const startAgent = agentsPerTest(fixture('semaphore_agent.js'), (...semaphores) => ({ semaphores }));
 
 // Sends a blocking op to `agent` and resolves once the worker is queued on the semaphore, which
 // then has `expectedQueued` waiters, to { reply } (wrapped: resolving to the Promise itself would
