@@ -5,10 +5,10 @@
 // addon, which moves to the next generation and notifies every waiter in the same call. Waiting
 // goes through the futex entries.
 const native = require('./native');
-const { attach, defineLocation, defineSize } = require('./shared_memory');
+const { attach, attachForInit, defineLocation, defineSize } = require('./shared_memory');
 const { settled, waitAsync: startWaitAsync } = require('./async_waits');
-const { validateTimeout, validateAsyncOptions } = require('./validate');
-const { invalidArgType, outOfRange, lockError, corrupt, TimeoutError } = require('./errors');
+const { validateTimeout, validateAsyncOptions, validateInteger } = require('./validate');
+const { invalidArgType, lockError, corrupt, TimeoutError } = require('./errors');
 
 const layout = native.barrierLayout;
 const { STATE_INDEX, PARTIES_INDEX, GENERATION_SHIFT, ARRIVED_MASK, MAX_PARTIES, ARRIVED_LAST } =
@@ -22,11 +22,7 @@ const TIMED_OUT = 'timed-out';
 const stepOutcome = () => WOKEN;
 
 function validateParties(parties) {
-  if (typeof parties !== 'number') throw invalidArgType('parties', 'of type number', parties);
-  if (!Number.isInteger(parties) || parties < 1 || parties > MAX_PARTIES) {
-    throw outOfRange('parties', `an integer from 1 to ${MAX_PARTIES}`, parties);
-  }
-  return parties;
+  return validateInteger(parties, 'parties', 1, MAX_PARTIES);
 }
 
 // The parties word, which init() wrote: 0 is zeroed memory, anything out of range is corrupt.
@@ -74,11 +70,8 @@ class Barrier {
   // Writes a fresh barrier for `parties` at that location (which must not hold a barrier in use)
   // and returns it.
   static init(sharedArrayBuffer, byteOffset, parties) {
-    if (sharedArrayBuffer === undefined) {
-      throw invalidArgType('sharedArrayBuffer', 'a SharedArrayBuffer', sharedArrayBuffer);
-    }
     validateParties(parties);
-    const { words } = attach([sharedArrayBuffer, byteOffset], layout);
+    const words = attachForInit(sharedArrayBuffer, byteOffset, layout);
     Atomics.store(words, STATE_INDEX, 0);
     Atomics.store(words, PARTIES_INDEX, parties);
     return new Barrier(sharedArrayBuffer, byteOffset);

@@ -4,9 +4,9 @@
 // count-downs that leave the count above 0 are one Atomics.compareExchange here, and the one that
 // opens the latch goes to the addon, which notifies every waiter in the same call.
 const native = require('./native');
-const { attach, defineLocation, defineSize } = require('./shared_memory');
+const { attach, attachForInit, defineLocation, defineSize } = require('./shared_memory');
 const { settled, waitAsync: startWaitAsync } = require('./async_waits');
-const { validateTimeout, validateAsyncOptions } = require('./validate');
+const { validateTimeout, validateAsyncOptions, validateInteger } = require('./validate');
 const { invalidArgType, outOfRange, corrupt } = require('./errors');
 
 const layout = native.latchLayout;
@@ -18,11 +18,7 @@ const TIMED_OUT = 'timed-out';
 const stepOutcome = (settlement) => (settlement === settled.TIMED_OUT ? TIMED_OUT : WOKEN);
 
 function validateCount(count, name) {
-  if (typeof count !== 'number') throw invalidArgType(name, 'of type number', count);
-  if (!Number.isInteger(count) || count < 0 || count > MAX_COUNT) {
-    throw outOfRange(name, `an integer from 0 to ${MAX_COUNT}`, count);
-  }
-  return count;
+  return validateInteger(count, name, 0, MAX_COUNT);
 }
 
 // The count in `word`, which must not be negative: no operation writes a negative count.
@@ -54,12 +50,8 @@ class Latch {
 
   // Writes `count` at that location (which must not hold a latch in use) and returns the latch.
   static init(sharedArrayBuffer, byteOffset, count) {
-    if (sharedArrayBuffer === undefined) {
-      throw invalidArgType('sharedArrayBuffer', 'a SharedArrayBuffer', sharedArrayBuffer);
-    }
     validateCount(count, 'count');
-    const { words } = attach([sharedArrayBuffer, byteOffset], layout);
-    Atomics.store(words, COUNT_INDEX, count);
+    Atomics.store(attachForInit(sharedArrayBuffer, byteOffset, layout), COUNT_INDEX, count);
     return new Latch(sharedArrayBuffer, byteOffset);
   }
 

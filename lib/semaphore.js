@@ -5,25 +5,17 @@
 // behind the waiters (no barging) and every release goes to the addon, which hands the permits to
 // the oldest waiters directly.
 const native = require('./native');
-const { attach, defineLocation, defineSize } = require('./shared_memory');
+const { attach, attachForInit, defineLocation, defineSize } = require('./shared_memory');
 const { settled, waitAsync } = require('./async_waits');
-const { validateTimeout, validateAsyncOptions } = require('./validate');
+const { validateTimeout, validateAsyncOptions, validateInteger } = require('./validate');
 const { invalidArgType, outOfRange, corrupt } = require('./errors');
 
 const layout = native.semaphoreLayout;
 const { PERMITS_MASK, WAITERS_BIT, RESERVED_BIT, MAX_PERMITS } = layout;
 
-function isSharedArrayBuffer(value) {
-  return Object.prototype.toString.call(value) === '[object SharedArrayBuffer]';
-}
-
 // A number of permits: an integer from `min` (1 for requests and releases) to MAX_PERMITS.
 function validatePermits(value, name, min = 1) {
-  if (typeof value !== 'number') throw invalidArgType(name, 'of type number', value);
-  if (!Number.isInteger(value) || value < min || value > MAX_PERMITS) {
-    throw outOfRange(name, `an integer from ${min} to ${MAX_PERMITS}`, value);
-  }
-  return value;
+  return validateInteger(value, name, min, MAX_PERMITS);
 }
 
 // The word, after checking that it holds a value the semaphore can have written.
@@ -72,11 +64,9 @@ class Semaphore {
   // Writes a semaphore with `permits` permits (and no waiters) at byteOffset of buffer and returns
   // it. Only for memory no thread is using yet: it overwrites whatever is there.
   static init(buffer, byteOffset, permits) {
-    if (!isSharedArrayBuffer(buffer)) throw invalidArgType('buffer', 'a SharedArrayBuffer', buffer);
     validatePermits(permits, 'permits', 0);
-    const semaphore = new Semaphore(buffer, byteOffset);
-    Atomics.store(semaphore.#word, 0, permits);
-    return semaphore;
+    Atomics.store(attachForInit(buffer, byteOffset, layout), 0, permits);
+    return new Semaphore(buffer, byteOffset);
   }
 
   static get MAX_PERMITS() {

@@ -51,6 +51,13 @@ function attach(args, layout) {
   return { buffer, byteOffset, words: new Int32Array(buffer, byteOffset, layout.WORDS) };
 }
 
+// The words at (buffer, byteOffset) for a static X.init(), which writes a new primitive there:
+// only real memory will do, not a { buffer, byteOffset } record of an existing one.
+function attachForInit(buffer, byteOffset, layout) {
+  if (!isSharedArrayBuffer(buffer)) throw invalidArgType('buffer', 'a SharedArrayBuffer', buffer);
+  return attach([buffer, byteOffset], layout).words;
+}
+
 // Makes `buffer` and `byteOffset` plain enumerable data properties, so that structured cloning
 // (postMessage, workerData) carries exactly what the `{ buffer, byteOffset }` form needs.
 function defineLocation(target, { buffer, byteOffset }) {
@@ -64,4 +71,4 @@ function defineSize(Class, layout) {
   Object.defineProperty(Class, 'ALIGN', { value: layout.ALIGN, enumerable: true });
 }
 
-module.exports = { attach, defineLocation, defineSize };
+module.exports = { attach, attachForInit, defineLocation, defineSize };

@@ -35,9 +35,18 @@ function isAbortSignal(value) {
   );
 }
 
+// An integer from min to max (counts, permits, parties).
+function validateInteger(value, name, min, max) {
+  if (typeof value !== 'number') throw invalidArgType(name, 'of type number', value);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw outOfRange(name, `an integer from ${min} to ${max}`, value);
+  }
+  return value;
+}
+
 function validateFunction(value, name) {
   if (typeof value !== 'function') throw invalidArgType(name, 'of type function', value);
   return value;
 }
 
-module.exports = { validateTimeout, validateAsyncOptions, validateFunction };
+module.exports = { validateTimeout, validateAsyncOptions, validateInteger, validateFunction };
