@@ -5,24 +5,32 @@ namespace parklock {
 namespace {
 
 ConditionWord::WaitStatus relock(MutexWord mutex, ThreadId self, WakeToken token,
-                                 const Interrupt* interrupt, ConditionWord::WaitStatus outcome) {
-  const MutexWord::LockStatus locked = token == ConditionWord::kNotified || token == 0
-                                           ? mutex.lock_slow(self, Deadline::never(), interrupt)
-                                           : mutex.lock_after_wake(self, token, interrupt);
+                                 const Interrupt* interrupt, ConditionWord::WaitStatus outcome,
+                                 ThreadId* ended_owner) {
+  const MutexWord::LockStatus locked =
+      token == ConditionWord::kNotified || token == 0
+          ? mutex.lock_slow(self, Deadline::never(), interrupt, ended_owner)
+          : mutex.lock_after_wake(self, token, interrupt, ended_owner);
   switch (locked) {
     case MutexWord::LockStatus::kAcquired:
       return outcome;
+    case MutexWord::LockStatus::kOwnerDied:
+      return ConditionWord::WaitStatus::kOwnerDied;
     case MutexWord::LockStatus::kInterrupted:
       return ConditionWord::WaitStatus::kInterrupted;
-    default:
-      return ConditionWord::WaitStatus::kCorrupt;
+    case MutexWord::LockStatus::kAlreadyHeld:
+      return ConditionWord::WaitStatus::kAlreadyHeld;
+    case MutexWord::LockStatus::kTimedOut:  // no deadline is passed
+    case MutexWord::LockStatus::kCorrupt:
+      break;
   }
+  return ConditionWord::WaitStatus::kCorrupt;
 }
 
 }  // namespace
 
 ConditionWord::WaitStatus ConditionWord::wait(MutexWord mutex, ThreadId self, Deadline deadline,
-                                              const Interrupt* interrupt) {
+                                              const Interrupt* interrupt, ThreadId* ended_owner) {
   if (!mutex.is_locked() || mutex.owner_thread() != self) return WaitStatus::kNotOwner;
   bool released = true;
   auto release = [&] { released = mutex.unlock(self) == MutexWord::UnlockStatus::kUnlocked; };
@@ -45,7 +53,7 @@ ConditionWord::WaitStatus ConditionWord::wait(MutexWord mutex, ThreadId self, De
   }
   switch (parked.status) {
     case ParkResult::Status::kTimedOut:
-      return relock(mutex, self, 0, interrupt, WaitStatus::kTimedOut);
+      return relock(mutex, self, 0, interrupt, WaitStatus::kTimedOut, ended_owner);
     case ParkResult::Status::kInterrupted:
       return WaitStatus::kInterrupted;
     case ParkResult::Status::kInvalid:  // validate always holds
@@ -56,7 +64,7 @@ ConditionWord::WaitStatus ConditionWord::wait(MutexWord mutex, ThreadId self, De
     abandon_wake(mutex, self, parked.token);
     return WaitStatus::kInterrupted;
   }
-  return relock(mutex, self, parked.token, interrupt, WaitStatus::kNotified);
+  return relock(mutex, self, parked.token, interrupt, WaitStatus::kNotified, ended_owner);
 }
 
 std::size_t ConditionWord::notify_one() noexcept {
@@ -90,7 +98,7 @@ std::size_t ConditionWord::notify_all() noexcept {
           word().store(kNoWaiters, std::memory_order_relaxed);
           // Requeued waiters are woken by the holder's unlock, so there must be a holder who
           // knows there are waiters; with the mutex free, everyone is woken to compete instead.
-          return {mutex.mark_parked_if_locked(), kNotified};
+          return {mutex.mark_parked_if_locked(), kNotified, &MutexWord::recover_from_ended_owner};
         });
     return result.woken + result.moved;
   }

@@ -42,14 +42,27 @@ class ConditionWord {
   // waiter is later woken by its mutex instead.
   static constexpr WakeToken kNotified = 16;
 
-  enum class WaitStatus { kNotified, kTimedOut, kInterrupted, kNotOwner, kCorrupt };
+  // kOwnerDied: the mutex was re-acquired, but its previous owner had ended holding it (whether
+  // the wait was notified or timed out then matters less than repairing what the mutex guards).
+  // kAlreadyHeld: re-acquiring would deadlock, because an asynchronous lock of this very thread
+  // was handed the mutex while the thread was blocked here.
+  enum class WaitStatus {
+    kNotified,
+    kTimedOut,
+    kOwnerDied,
+    kInterrupted,
+    kAlreadyHeld,
+    kNotOwner,
+    kCorrupt
+  };
 
   explicit ConditionWord(std::int32_t* word) noexcept : word_(word) {}
 
   // The caller holds `mutex` as `self`. Releases it, waits for a notification (or the deadline),
   // and re-acquires it before returning, except when interrupted (the thread is going away).
+  // Where the status is kOwnerDied, `*ended_owner` (if given) is set to the owner that ended.
   WaitStatus wait(MutexWord mutex, ThreadId self, Deadline deadline = Deadline::never(),
-                  const Interrupt* interrupt = nullptr);
+                  const Interrupt* interrupt = nullptr, ThreadId* ended_owner = nullptr);
 
   // Wakes the longest waiter; returns 1, or 0 if none waited.
   std::size_t notify_one() noexcept;

@@ -15,7 +15,7 @@ bool holds(const std::int32_t* word, std::int32_t expected) {
 WaitStatus wait(const std::int32_t* word, std::int32_t expected, Deadline deadline,
                 const Interrupt* interrupt) {
   const ParkResult parked = parking_lot::park(
-      word, [&] { return holds(word, expected); }, deadline, interrupt);
+      key(word), [&] { return holds(word, expected); }, deadline, interrupt);
   switch (parked.status) {
     case ParkResult::Status::kInvalid:
       return WaitStatus::kNotEqual;
@@ -34,11 +34,15 @@ WaitStatus wait(const std::int32_t* word, std::int32_t expected, Deadline deadli
 }
 
 bool enqueue_if_equal(const std::int32_t* word, std::int32_t expected, Waiter& waiter) {
-  return parking_lot::enqueue(word, waiter, [&] { return holds(word, expected); });
+  return parking_lot::enqueue(key(word), waiter, [&] { return holds(word, expected); });
 }
 
 std::size_t notify(const std::int32_t* word, std::size_t count) {
-  return parking_lot::unpark_some(word, count, kNotified);
+  return parking_lot::unpark_some(key(word), count, kNotified);
+}
+
+std::size_t queued_count(const std::int32_t* word) {
+  return parking_lot::queued_count(key(word));
 }
 
 }  // namespace parklock::futex

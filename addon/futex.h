@@ -6,6 +6,11 @@
 //
 // These waiters live in parklock's own queues: Atomics.notify does not wake them, and notify() does
 // not wake Atomics.wait. A word should be waited on through one of the two, not both.
+//
+// Futex waiters have a key space of their own: they queue on key(word), one byte past the word,
+// which is never the address of a 4-aligned word that another primitive parks on. So futex calls
+// on a Mutex's, Semaphore's or RWLock's word cannot wake that primitive's waiters with a token
+// they would read as a grant, nor stand in its queue.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +23,10 @@ namespace parklock::futex {
 
 enum class WaitStatus { kWoken, kNotEqual, kTimedOut, kInterrupted };
 
+inline const void* key(const std::int32_t* word) noexcept {
+  return reinterpret_cast<const char*>(word) + 1;
+}
+
 // The token notify() wakes a waiter with.
 inline constexpr WakeToken kNotified = 1;
 
@@ -29,5 +38,8 @@ bool enqueue_if_equal(const std::int32_t* word, std::int32_t expected, Waiter& w
 
 // Wakes up to `count` waiters of `word`; returns how many.
 std::size_t notify(const std::int32_t* word, std::size_t count);
+
+// How many futex waiters `word` has (a snapshot: for tests and diagnostics).
+std::size_t queued_count(const std::int32_t* word);
 
 }  // namespace parklock::futex

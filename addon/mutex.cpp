@@ -1,5 +1,6 @@
 #include "mutex.h"
 
+#include "owner_death.h"
 #include "spin.h"
 
 namespace parklock {
@@ -35,20 +36,71 @@ MutexWord::Attempt MutexWord::try_acquire_or_mark(ThreadId self, std::int32_t se
   }
 }
 
+namespace {
+
+// The status of a waiter that was handed the lock with `token` (grant_of(token) == kHandedOff).
+MutexWord::LockStatus handed_off(WakeToken token, ThreadId* ended_owner) {
+  const ThreadId ended = ended_owner_of(token);
+  if (ended == kNoThread) return MutexWord::LockStatus::kAcquired;
+  if (ended_owner != nullptr) *ended_owner = ended;
+  return MutexWord::LockStatus::kOwnerDied;
+}
+
+}  // namespace
+
 MutexWord::LockStatus MutexWord::lock_slow(ThreadId self, Deadline deadline,
-                                           const Interrupt* interrupt) {
+                                           const Interrupt* interrupt, ThreadId* ended_owner) {
   const std::int32_t initial = word().load(std::memory_order_relaxed);
   const State state = state_of(initial);
   if ((state == kLocked || state == kLockedParked) && owner_of(initial) == self) {
     return LockStatus::kAlreadyHeld;
   }
-  return lock_loop(self, deadline, interrupt, false);
+  return lock_loop(self, deadline, interrupt, false, ended_owner);
 }
 
 MutexWord::LockStatus MutexWord::lock_after_wake(ThreadId self, WakeToken token,
-                                                 const Interrupt* interrupt) {
-  if (token == kHandedOff) return LockStatus::kAcquired;
-  return lock_loop(self, Deadline::never(), interrupt, token == kReleasedWithMoreWaiters);
+                                                 const Interrupt* interrupt,
+                                                 ThreadId* ended_owner) {
+  if (grant_of(token) == kHandedOff) return handed_off(token, ended_owner);
+  return lock_loop(self, Deadline::never(), interrupt, token == kReleasedWithMoreWaiters,
+                   ended_owner);
+}
+
+bool MutexWord::take_from_ended_owner(ThreadId self, ThreadId* ended_owner) noexcept {
+  std::int32_t seen = word().load(std::memory_order_relaxed);
+  for (;;) {
+    const State state = state_of(seen);
+    if (state != kLocked && state != kLockedParked) return false;
+    const ThreadId owner = owner_of(seen);
+    if (owner == self || !thread_ended(owner)) return false;
+    // The state stays: with state 2 the parked waiters are still woken by this thread's unlock.
+    if (word().compare_exchange_weak(seen, held_by(self, state), std::memory_order_acquire,
+                                     std::memory_order_relaxed)) {
+      if (ended_owner != nullptr) *ended_owner = owner;
+      return true;
+    }
+  }
+}
+
+void MutexWord::recover_from_ended_owner(const void* address, ThreadId ended) noexcept {
+  MutexWord mutex(const_cast<std::int32_t*>(static_cast<const std::int32_t*>(address)));
+  if (owner_of(mutex.word().load(std::memory_order_relaxed)) != ended) return;
+  parking_lot::unpark_one(address, [&](const UnparkInfo& info) -> WakeToken {
+    std::int32_t seen = mutex.word().load(std::memory_order_relaxed);
+    for (;;) {
+      const State state = state_of(seen);
+      // Taken over meanwhile by a thread that found it on its slow path: the waiter dequeued
+      // here wakes to compete and finds the state still 2, so it parks again.
+      if ((state != kLocked && state != kLockedParked) || owner_of(seen) != ended) return kReleased;
+      // Nobody to hand it to: the next thread that wants it takes it over lazily.
+      if (!info.unparked) return kReleased;
+      const std::int32_t theirs = held_by(info.thread, info.has_more ? kLockedParked : kLocked);
+      if (mutex.word().compare_exchange_weak(seen, theirs, std::memory_order_acq_rel,
+                                             std::memory_order_relaxed)) {
+        return with_ended_owner(kHandedOff, ended);
+      }
+    }
+  });
 }
 
 bool MutexWord::mark_parked_if_locked() noexcept {
@@ -70,7 +122,8 @@ bool MutexWord::mark_parked_if_locked() noexcept {
 }
 
 MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline,
-                                           const Interrupt* interrupt, bool must_mark_parked) {
+                                           const Interrupt* interrupt, bool must_mark_parked,
+                                           ThreadId* ended_owner) {
   const Clock::time_point since = Clock::now();
   int spins = 0;
   for (;;) {
@@ -97,23 +150,31 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline,
     // The state is 2 now, so whatever happens next the holder will wake a waiter: any duty to
     // mark the lock contended is done and leaving on timeout is safe.
     must_mark_parked = false;
+    // Never wait for an owner that has ended: take the lock over and report it.
+    if (take_from_ended_owner(self, ended_owner)) return LockStatus::kOwnerDied;
     if (deadline.expired()) return LockStatus::kTimedOut;
 
     // A thread that blocks here while one of its own asynchronous waits is queued on this mutex
     // can be handed the lock through that waiter, which cannot run while the thread is blocked:
     // the blocked wait watches for that (with the interrupt's polling) and reports a deadlock.
     bool interrupt_requested = false;
+    // The interrupt is asked first: after a hand-off the word names this thread, and a thread
+    // being stopped must still pass that lock on.
     auto held_by_this_thread_or_interrupted = [&] {
-      if (owner_of(word().load(std::memory_order_relaxed)) == self) return true;
       interrupt_requested = interrupt->requested();
-      return interrupt_requested;
+      return interrupt_requested || owner_of(word().load(std::memory_order_relaxed)) == self;
     };
     const Interrupt watch{interrupt != nullptr ? interrupt->poll_interval : Clock::duration{},
                           held_by_this_thread_or_interrupted};
+    parking_lot::ParkOptions options;
+    options.deadline = deadline;
+    options.interrupt = interrupt != nullptr ? &watch : nullptr;
+    options.since = since;
+    options.recovery = &MutexWord::recover_from_ended_owner;
     ParkResult parked = parking_lot::park(
         address(),
         [this] { return state_of(word().load(std::memory_order_relaxed)) == kLockedParked; },
-        deadline, interrupt != nullptr ? &watch : nullptr, since);
+        options);
     switch (parked.status) {
       case ParkResult::Status::kInvalid:
         continue;
@@ -130,7 +191,7 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline,
       abandon_wake(self, parked.token);
       return LockStatus::kInterrupted;
     }
-    if (parked.token == kHandedOff) return LockStatus::kAcquired;
+    if (grant_of(parked.token) == kHandedOff) return handed_off(parked.token, ended_owner);
     // A waiter whose deadline passed while it was being woken still competes once: the loop only
     // checks the deadline after the state is 2, which is what passing the wake-up on requires.
     must_mark_parked = parked.token == kReleasedWithMoreWaiters;
@@ -165,7 +226,7 @@ MutexWord::UnlockStatus MutexWord::unlock_slow(ThreadId self) noexcept {
 }
 
 MutexWord::AsyncStep MutexWord::lock_or_enqueue(ThreadId self, Waiter& waiter,
-                                                bool must_mark_parked) {
+                                                bool must_mark_parked, ThreadId* ended_owner) {
   for (;;) {
     const std::int32_t seen = word().load(std::memory_order_relaxed);
     switch (try_acquire_or_mark(self, seen, must_mark_parked)) {
@@ -179,17 +240,31 @@ MutexWord::AsyncStep MutexWord::lock_or_enqueue(ThreadId self, Waiter& waiter,
         break;
     }
     must_mark_parked = false;
-    if (parking_lot::enqueue(address(), waiter, [this] {
-          return state_of(word().load(std::memory_order_relaxed)) == kLockedParked;
-        })) {
+    if (take_from_ended_owner(self, ended_owner)) return AsyncStep::kOwnerDied;
+    const auto must_wait = [this] {
+      return state_of(word().load(std::memory_order_relaxed)) == kLockedParked;
+    };
+    if (parking_lot::enqueue(address(), waiter, must_wait, &MutexWord::recover_from_ended_owner)) {
       return AsyncStep::kQueued;
     }
   }
 }
 
 void MutexWord::abandon_wake(ThreadId self, WakeToken token) noexcept {
-  if (token == kHandedOff) {
-    unlock(self);
+  if (grant_of(token) == kHandedOff) {
+    const ThreadId ended = ended_owner_of(token);
+    if (ended == kNoThread) {
+      unlock(self);
+      return;
+    }
+    // The report that the owner ended must reach whoever takes the lock next: the lock goes back
+    // to the ended owner, and is recovered again from there.
+    std::int32_t seen = word().load(std::memory_order_relaxed);
+    while (owner_of(seen) == self &&
+           !word().compare_exchange_weak(seen, held_by(ended, state_of(seen)),
+                                         std::memory_order_release, std::memory_order_relaxed)) {
+    }
+    recover_from_ended_owner(address(), ended);
     return;
   }
   if (token != kReleasedWithMoreWaiters) return;

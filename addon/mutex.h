@@ -33,6 +33,14 @@
 // the lock loop in any way, acquiring or not. Otherwise a newcomer that took the lock with
 // 0 -> self|1 would release it on the fast path and the remaining waiters would sleep forever.
 //
+// Owner death (owner_death.h). A word whose owner field names a thread that has ended is still
+// held: nothing else could tell a waiter that the data may be half-updated. Whoever finds it on
+// the slow path takes it over with one CAS that keeps the state bits (state 2 stays 2, so the
+// waiters still get woken) and reports kOwnerDied; with waiters queued when the thread ends,
+// recover_from_ended_owner() hands it to the oldest one instead (token kHandedOff carrying the
+// ended owner). A waiter that gives such a hand-off away puts the ended owner back and recovers
+// again, so the report is never lost.
+//
 // JavaScript runs both fast paths itself with Atomics on the same word (lib/mutex.js), using the
 // layout constants the binding exports.
 #pragma once
@@ -71,9 +79,10 @@ class MutexWord {
   // A waiter at the head of the queue that has waited this long is handed the lock.
   static constexpr auto kFairnessBound = std::chrono::milliseconds(1);
 
-  enum class LockStatus { kAcquired, kTimedOut, kInterrupted, kAlreadyHeld, kCorrupt };
+  // kOwnerDied: acquired, and the previous owner had ended holding the lock.
+  enum class LockStatus { kAcquired, kOwnerDied, kTimedOut, kInterrupted, kAlreadyHeld, kCorrupt };
   enum class UnlockStatus { kUnlocked, kNotOwner, kCorrupt };
-  enum class AsyncStep { kAcquired, kQueued, kCorrupt };
+  enum class AsyncStep { kAcquired, kOwnerDied, kQueued, kCorrupt };
 
   static constexpr std::int32_t held_by(ThreadId thread, State state) noexcept {
     return static_cast<std::int32_t>(thread << kOwnerShift) | state;
@@ -93,10 +102,11 @@ class MutexWord {
                                           std::memory_order_acquire, std::memory_order_relaxed);
   }
 
+  // Where a status is kOwnerDied, `*ended_owner` (if given) is set to the owner that ended.
   LockStatus lock(ThreadId self, Deadline deadline = Deadline::never(),
-                  const Interrupt* interrupt = nullptr) {
+                  const Interrupt* interrupt = nullptr, ThreadId* ended_owner = nullptr) {
     if (try_lock(self)) return LockStatus::kAcquired;
-    return lock_slow(self, deadline, interrupt);
+    return lock_slow(self, deadline, interrupt, ended_owner);
   }
 
   UnlockStatus unlock(ThreadId self) noexcept {
@@ -111,11 +121,21 @@ class MutexWord {
   // The contended part of lock(): the caller's try_lock failed. `self` must be the calling thread's
   // current_thread_id(): a parked waiter is handed the lock under the identity of the thread that
   // parked, and only that identity can then unlock it.
-  LockStatus lock_slow(ThreadId self, Deadline deadline, const Interrupt* interrupt);
+  LockStatus lock_slow(ThreadId self, Deadline deadline, const Interrupt* interrupt,
+                       ThreadId* ended_owner = nullptr);
 
   // Finishes acquiring for a waiter that was queued on this mutex by someone else (a condition
   // variable's requeue) and has now been woken with `token`.
-  LockStatus lock_after_wake(ThreadId self, WakeToken token, const Interrupt* interrupt);
+  LockStatus lock_after_wake(ThreadId self, WakeToken token, const Interrupt* interrupt,
+                             ThreadId* ended_owner = nullptr);
+
+  // A try-lock that found the lock taken: takes it over if its owner has ended (true, with the
+  // ended owner in `*ended_owner`). Never waits.
+  bool take_from_ended_owner(ThreadId self, ThreadId* ended_owner) noexcept;
+
+  // The OwnerRecovery of mutex waiters: hands the mutex at `address`, if `ended` holds it, to its
+  // oldest waiter.
+  static void recover_from_ended_owner(const void* address, ThreadId ended) noexcept;
 
   // Marks the state contended if the mutex is held (true), so that its holder's unlock wakes the
   // waiters a condition variable is about to move onto it; false if it is unlocked (or corrupt).
@@ -127,7 +147,8 @@ class MutexWord {
   // One step of an asynchronous lock: acquires now, or queues `waiter` (whose wake-up token is one
   // of Wake) and returns kQueued. `must_mark_parked` is true when the caller was woken with
   // kReleasedWithMoreWaiters. Never blocks and never spins.
-  AsyncStep lock_or_enqueue(ThreadId self, Waiter& waiter, bool must_mark_parked);
+  AsyncStep lock_or_enqueue(ThreadId self, Waiter& waiter, bool must_mark_parked,
+                            ThreadId* ended_owner = nullptr);
 
   // A waiter that received `token` but no longer wants the lock (timed out, cancelled, its thread
   // is gone) passes on whatever the token obliged it to: a lock handed to `self` is unlocked, and
@@ -151,7 +172,7 @@ class MutexWord {
   Attempt try_acquire_or_mark(ThreadId self, std::int32_t seen, bool must_mark_parked);
 
   LockStatus lock_loop(ThreadId self, Deadline deadline, const Interrupt* interrupt,
-                       bool must_mark_parked);
+                       bool must_mark_parked, ThreadId* ended_owner);
 
   std::int32_t* word_;
 };
@@ -164,6 +185,8 @@ class Mutex {
   Mutex& operator=(const Mutex&) = delete;
 
   // Throws std::system_error (resource_deadlock_would_occur) if this thread already holds it.
+  // A lock whose previous owner ended holding it is acquired like any other here; MutexWord
+  // reports that case to callers that can act on it.
   void lock() {
     if (word().lock(current_thread_id()) == MutexWord::LockStatus::kAlreadyHeld) {
       throw std::system_error(std::make_error_code(std::errc::resource_deadlock_would_occur));
@@ -173,8 +196,10 @@ class Mutex {
   template <typename Rep, typename Period>
   bool try_lock_for(std::chrono::duration<Rep, Period> timeout) {
     auto self = current_thread_id();
-    return word().try_lock(self) || word().lock_slow(self, Deadline::at(Clock::now() + timeout),
-                                                     nullptr) == MutexWord::LockStatus::kAcquired;
+    if (word().try_lock(self)) return true;
+    const auto status = word().lock_slow(self, Deadline::at(Clock::now() + timeout), nullptr);
+    return status == MutexWord::LockStatus::kAcquired ||
+           status == MutexWord::LockStatus::kOwnerDied;
   }
   void unlock() noexcept { word().unlock(current_thread_id()); }
 

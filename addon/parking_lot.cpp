@@ -18,8 +18,9 @@ class ParkingLotAccess {
     Waiter* tail = nullptr;  // newest
   };
 
-  static void append(Bucket& bucket, const void* address, Waiter& waiter) {
+  static void append(Bucket& bucket, const void* address, Waiter& waiter, OwnerRecovery recovery) {
     waiter.address_.store(address, std::memory_order_relaxed);
+    waiter.recovery_ = recovery;
     waiter.next_ = nullptr;
     waiter.prev_ = bucket.tail;
     if (bucket.tail != nullptr) {
@@ -45,6 +46,8 @@ class ParkingLotAccess {
   }
 
   static bool queued(const Waiter& waiter) { return waiter.queued_; }
+  static Waiter* head(const Bucket& bucket) { return bucket.head; }
+  static Waiter* next(const Waiter& waiter) { return waiter.next_; }
   static void deliver(Waiter& waiter, WakeToken token) { waiter.on_unparked(token); }
 };
 
@@ -109,11 +112,12 @@ class SyncWaiter final : public Waiter {
 
 namespace parking_lot {
 
-bool enqueue(const void* address, Waiter& waiter, FunctionRef<bool()> validate) {
+bool enqueue(const void* address, Waiter& waiter, FunctionRef<bool()> validate,
+             OwnerRecovery recovery) {
   Bucket& bucket = bucket_for(address);
   std::lock_guard<std::mutex> guard(bucket.lock);
   if (!validate()) return false;
-  ParkingLotAccess::append(bucket, address, waiter);
+  ParkingLotAccess::append(bucket, address, waiter, recovery);
   return true;
 }
 
@@ -133,7 +137,7 @@ bool cancel(Waiter& waiter) {
 
 ParkResult park(const void* address, FunctionRef<bool()> validate, const ParkOptions& options) {
   SyncWaiter waiter(options.since, options.request);
-  if (!enqueue(address, waiter, validate)) return {ParkResult::Status::kInvalid};
+  if (!enqueue(address, waiter, validate, options.recovery)) return {ParkResult::Status::kInvalid};
   if (options.before_sleep != nullptr) (*options.before_sleep)();
 
   const Interrupt* interrupt = options.interrupt;
@@ -142,7 +146,12 @@ ParkResult park(const void* address, FunctionRef<bool()> validate, const ParkOpt
   for (;;) {
     Clock::time_point until = deadline.when();
     if (interrupt != nullptr) until = std::min(until, Clock::now() + interrupt->poll_interval);
-    if (waiter.sleep_until(until)) return {ParkResult::Status::kUnparked, waiter.token()};
+    if (waiter.sleep_until(until)) {
+      // A thread that is being stopped cannot use what the waker gave it: say so, and the
+      // primitive passes the token on exactly as for a waiter dequeued while it was leaving.
+      const bool stopping = interrupt != nullptr && interrupt->requested();
+      return {ParkResult::Status::kUnparked, waiter.token(), stopping};
+    }
     if (deadline.expired()) {
       if (waiter.address() == address) break;
       deadline = Deadline::never();  // requeued: notified, now waiting for its turn elsewhere
@@ -253,7 +262,7 @@ RequeueResult requeue(const void* from, const void* to,
     Waiter* next = ParkingLotAccess::first_for(source, from, w);
     ParkingLotAccess::remove(source, *w);
     if (decision.move && w->request() == movable) {
-      ParkingLotAccess::append(target, to, *w);
+      ParkingLotAccess::append(target, to, *w, decision.recovery);
       ++result.moved;
     } else {
       woken.push_back(w);
@@ -284,6 +293,18 @@ std::size_t queued_count(const void* address) {
     ++n;
   }
   return n;
+}
+
+void for_each_recoverable(FunctionRef<void(const void* address, OwnerRecovery recovery)> visit) {
+  for (Bucket& bucket : buckets()) {
+    std::lock_guard<std::mutex> guard(bucket.lock);
+    for (Waiter* w = ParkingLotAccess::head(bucket); w != nullptr; w = ParkingLotAccess::next(*w)) {
+      if (w->recovery() == nullptr) continue;
+      // Once per address: only the first waiter of each address is reported.
+      if (ParkingLotAccess::first_for(bucket, w->address()) != w) continue;
+      visit(w->address(), w->recovery());
+    }
+  }
 }
 
 }  // namespace parking_lot

@@ -38,6 +38,11 @@ namespace parklock {
 // What a waker hands to the waiter it dequeued; its meaning belongs to the primitive.
 using WakeToken = std::intptr_t;
 
+// How a primitive whose lock records its owner hands the lock at `address` on when the thread
+// `ended` has ended holding it (owner_death.h). Waiters of such a primitive name it, so that the
+// end of a thread can find the queues that may be waiting for it. Runs with no bucket lock held.
+using OwnerRecovery = void (*)(const void* address, ThreadId ended) noexcept;
+
 class Waiter {
  public:
   Waiter(const Waiter&) = delete;
@@ -51,6 +56,9 @@ class Waiter {
   Clock::time_point waiting_since() const noexcept { return since_; }
   // What the waiter asks for, in the primitive's terms (permits, shared or exclusive, ...).
   std::int64_t request() const noexcept { return request_; }
+  // What recovers the lock it waits for if that lock's owner ends (may be null); changes only
+  // under the bucket locks.
+  OwnerRecovery recovery() const noexcept { return recovery_; }
 
  protected:
   Waiter(ThreadId thread, Clock::time_point since, std::int64_t request = 0) noexcept
@@ -70,6 +78,7 @@ class Waiter {
   ThreadId thread_;
   Clock::time_point since_;
   std::int64_t request_;
+  OwnerRecovery recovery_ = nullptr;  // guarded by the bucket lock
 };
 
 // What unpark_one found, as seen by `decide` under the bucket lock.
@@ -93,7 +102,9 @@ struct ParkResult {
   Status status;
   WakeToken token = 0;  // meaningful when status is kUnparked
   // An interrupt was requested, but a waker had already dequeued this waiter, so it was unparked
-  // anyway: the caller must pass the token on before giving up.
+  // anyway: the caller must pass the token on before giving up. Also set when the interrupt is
+  // found requested right after an ordinary wake-up (the interrupt is polled once more then), so
+  // a thread being stopped never keeps what it was handed in its last instant.
   bool interrupted = false;
 };
 
@@ -110,6 +121,8 @@ struct ParkOptions {
   const FunctionRef<void()>* before_sleep = nullptr;
   // What the waiter asks for (Waiter::request()).
   std::int64_t request = 0;
+  // Waiter::recovery().
+  OwnerRecovery recovery = nullptr;
 };
 
 // Blocks the calling thread on `address` if `validate()` holds, until unparked, the deadline, or an
@@ -126,8 +139,10 @@ inline ParkResult park(const void* address, FunctionRef<bool()> validate, Deadli
   return park(address, validate, options);
 }
 
-// Queues a waiter whose wake-up is a callback (an asynchronous wait) if `validate()` holds.
-bool enqueue(const void* address, Waiter& waiter, FunctionRef<bool()> validate);
+// Queues a waiter whose wake-up is a callback (an asynchronous wait) if `validate()` holds;
+// `recovery` is what it names as its Waiter::recovery() while queued there.
+bool enqueue(const void* address, Waiter& waiter, FunctionRef<bool()> validate,
+             OwnerRecovery recovery = nullptr);
 
 // Removes a queued waiter; false if a waker already took it (its wake-up is on the way).
 bool cancel(Waiter& waiter);
@@ -149,8 +164,9 @@ std::size_t unpark_granted(const void* address,
 
 // What requeue() should do, decided under both bucket locks from how many wait on `from`.
 struct RequeueDecision {
-  bool move = false;    // move the movable waiters to `to` rather than waking them
-  WakeToken token = 0;  // what every waiter that is not moved is woken with
+  bool move = false;                 // move the movable waiters to `to` rather than waking them
+  WakeToken token = 0;               // what every waiter that is not moved is woken with
+  OwnerRecovery recovery = nullptr;  // what the moved waiters name from then on
 };
 
 struct RequeueResult {
@@ -170,6 +186,11 @@ std::optional<std::int64_t> first_request(const void* address);
 
 // How many waiters are queued for `address` (a snapshot: for tests and diagnostics).
 std::size_t queued_count(const void* address);
+
+// Calls `visit(address, recovery)` for every address that has a queued waiter naming an
+// OwnerRecovery, once per address and bucket, with that bucket's lock held: `visit` must only
+// record what it is given.
+void for_each_recoverable(FunctionRef<void(const void* address, OwnerRecovery recovery)> visit);
 
 }  // namespace parking_lot
 }  // namespace parklock

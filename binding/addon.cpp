@@ -5,6 +5,7 @@
 #include "barrier_binding.h"
 #include "condition_binding.h"
 #include "errors.h"
+#include "futex.h"
 #include "futex_binding.h"
 #include "latch_binding.h"
 #include "mutex_binding.h"
@@ -19,26 +20,42 @@ namespace parklock::binding {
 
 namespace {
 
-// init(onSettle, probe): installs this thread's context. Called once by lib/native.js.
+// init(onSettle, probe, nodeThreadId): installs this thread's context. Called once by
+// lib/async_waits.js.
 Napi::Value init(const Napi::CallbackInfo& info) {
-  if (!info[0].IsFunction() || !info[1].IsFunction()) {
-    throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE", "init(onSettle, probe) takes functions");
+  if (!info[0].IsFunction() || !info[1].IsFunction() || !info[2].IsNumber()) {
+    throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE",
+                     "init(onSettle, probe, nodeThreadId) takes two functions and a number");
   }
-  ThreadContext::install(info.Env(), info[0].As<Napi::Function>(), info[1].As<Napi::Function>());
+  ThreadContext::install(info.Env(), info[0].As<Napi::Function>(), info[1].As<Napi::Function>(),
+                         info[2].As<Napi::Number>().DoubleValue());
   return Napi::Number::New(info.Env(), ThreadContext::of(info.Env()).thread());
 }
 
-// cancel(id) -> true if the wait was still queued and is now gone.
+// endedOwner() -> the Node threadId of the owner that the latest OWNER_DIED settlement of this
+// thread reported, or null if it was not a Node thread.
+Napi::Value ended_owner(const Napi::CallbackInfo& info) {
+  const std::optional<double> node_id = ThreadContext::of(info.Env()).take_ended_owner();
+  if (!node_id) return info.Env().Null();
+  return Napi::Number::New(info.Env(), *node_id);
+}
+
+// cancel(id) -> the wait's settlement if it was still queued and has ended now (CANCELLED, or
+// what it had already been given); undefined if it will still settle through onSettle.
 Napi::Value cancel(const Napi::CallbackInfo& info) {
   if (!info[0].IsNumber()) throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE", "bad wait id");
   const double id = info[0].As<Napi::Number>().DoubleValue();
-  return Napi::Boolean::New(info.Env(), ThreadContext::of(info.Env()).cancel(id));
+  const std::optional<Settlement> settlement = ThreadContext::of(info.Env()).cancel(id);
+  if (!settlement) return info.Env().Undefined();
+  return Napi::Number::New(info.Env(), *settlement);
 }
 
-// queuedCount(int32Array, index) -> waiters parked on that word, in any thread.
+// queuedCount(int32Array, index) -> waiters parked on that word, in any thread: those of the
+// primitive that lives there and those of futex waits on it.
 Napi::Value queued_count(const Napi::CallbackInfo& info) {
   const std::int32_t* word = shared_words(info, 0, 1);
-  return Napi::Number::New(info.Env(), static_cast<double>(parking_lot::queued_count(word)));
+  const std::size_t queued = parking_lot::queued_count(word) + futex::queued_count(word);
+  return Napi::Number::New(info.Env(), static_cast<double>(queued));
 }
 
 }  // namespace
@@ -46,6 +63,7 @@ Napi::Value queued_count(const Napi::CallbackInfo& info) {
 Napi::Object module_init(Napi::Env env, Napi::Object exports) {
   exports.Set("init", Napi::Function::New(env, init, "init"));
   exports.Set("cancel", Napi::Function::New(env, cancel, "cancel"));
+  exports.Set("endedOwner", Napi::Function::New(env, ended_owner, "endedOwner"));
   exports.Set("queuedCount", Napi::Function::New(env, queued_count, "queuedCount"));
 
   Napi::Object codes = Napi::Object::New(env);
@@ -57,6 +75,7 @@ Napi::Object module_init(Napi::Env env, Napi::Object exports) {
   codes.Set("PENDING", settled::kPending);
   codes.Set("NOT_EQUAL", settled::kNotEqual);
   codes.Set("NOT_OWNER", settled::kNotOwner);
+  codes.Set("OWNER_DIED", settled::kOwnerDied);
   exports.Set("settled", codes);
 
   export_mutex(env, exports);

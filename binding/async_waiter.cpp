@@ -12,6 +12,10 @@ std::optional<Settlement> AsyncWaiter::on_cancelled() {
   return settled::kCancelled;
 }
 
+Settlement AsyncWaiter::owner_died(ThreadId ended) {
+  return context_->report_ended_owner(ended);
+}
+
 void AsyncWaiter::on_unparked(WakeToken token) noexcept {
   context_->deliver(*this, token);
 }

@@ -48,6 +48,10 @@ class AsyncWaiter : public Waiter {
   void request_cancel() { cancel_requested_ = true; }
   bool cancel_requested() const { return cancel_requested_; }
 
+ protected:
+  // JS thread: the settlement of a wait that acquired a lock whose owner `ended` holding it.
+  Settlement owner_died(ThreadId ended);
+
  private:
   friend class ThreadContext;
 

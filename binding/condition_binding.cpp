@@ -5,6 +5,7 @@
 #include "condition.h"
 #include "errors.h"
 #include "mutex.h"
+#include "owner_death.h"
 #include "settlement.h"
 #include "shared_words.h"
 #include "thread_context.h"
@@ -27,7 +28,10 @@ class ConditionAsyncWaiter final : public AsyncWaiter {
   // A cancel that lost the race with a notification changes nothing: notified wins, and the
   // mutex must be re-acquired either way.
   std::optional<Settlement> resume(WakeToken token) override {
-    if (token == MutexWord::kHandedOff) return outcome_;
+    if (grant_of(token) == MutexWord::kHandedOff) {
+      const ThreadId ended = ended_owner_of(token);
+      return ended == kNoThread ? outcome_ : owner_died(ended);
+    }
     return relock(token == MutexWord::kReleasedWithMoreWaiters);
   }
 
@@ -44,9 +48,12 @@ class ConditionAsyncWaiter final : public AsyncWaiter {
 
  private:
   std::optional<Settlement> relock(bool must_mark_parked) {
-    switch (MutexWord(mutex_).lock_or_enqueue(thread(), *this, must_mark_parked)) {
+    ThreadId ended = kNoThread;
+    switch (MutexWord(mutex_).lock_or_enqueue(thread(), *this, must_mark_parked, &ended)) {
       case MutexWord::AsyncStep::kAcquired:
         return outcome_;
+      case MutexWord::AsyncStep::kOwnerDied:
+        return owner_died(ended);
       case MutexWord::AsyncStep::kCorrupt:
         return settled::kCorrupt;
       case MutexWord::AsyncStep::kQueued:
@@ -60,13 +67,18 @@ class ConditionAsyncWaiter final : public AsyncWaiter {
   Settlement outcome_ = settled::kAcquired;  // JS thread only
 };
 
-Settlement from_wait_status(ConditionWord::WaitStatus status) {
+Settlement from_wait_status(ConditionWord::WaitStatus status, ThreadContext& context,
+                            ThreadId ended) {
   switch (status) {
     case ConditionWord::WaitStatus::kNotified:
       return settled::kAcquired;
     case ConditionWord::WaitStatus::kTimedOut:
     case ConditionWord::WaitStatus::kInterrupted:
       return settled::kTimedOut;
+    case ConditionWord::WaitStatus::kOwnerDied:
+      return context.report_ended_owner(ended);
+    case ConditionWord::WaitStatus::kAlreadyHeld:
+      return settled::kAlreadyHeld;
     case ConditionWord::WaitStatus::kNotOwner:
       return settled::kNotOwner;
     case ConditionWord::WaitStatus::kCorrupt:
@@ -82,10 +94,11 @@ Napi::Value wait(const Napi::CallbackInfo& info) {
   const Deadline deadline = Deadline::after_ms(timeout_ms(info, 4));
   ThreadContext& context = ThreadContext::of(info.Env());
   const Interrupt interrupt = context.interrupt();
+  ThreadId ended = kNoThread;
   const ConditionWord::WaitStatus status =
-      condition.wait(mutex, context.thread(), deadline, &interrupt);
+      condition.wait(mutex, context.thread(), deadline, &interrupt, &ended);
   if (status == ConditionWord::WaitStatus::kInterrupted) return info.Env().Undefined();
-  return Napi::Number::New(info.Env(), from_wait_status(status));
+  return Napi::Number::New(info.Env(), from_wait_status(status, context, ended));
 }
 
 // conditionWaitAsync(conditionArray, index, mutexArray, index, id) -> PENDING or NOT_OWNER.

@@ -16,16 +16,19 @@ namespace {
 
 class FutexAsyncWaiter final : public AsyncWaiter {
  public:
-  using AsyncWaiter::AsyncWaiter;
+  FutexAsyncWaiter(std::shared_ptr<ThreadContext> context, double id, const std::int32_t* word)
+      : AsyncWaiter(std::move(context), id), word_(word) {}
 
   // A notification is the whole wait; nothing to do but report it (also when a cancel lost the
   // race: the waiter was woken first, and says so).
   std::optional<Settlement> resume(WakeToken) override { return settled::kAcquired; }
 
   // Nobody takes this notification any more: it goes to the next waiter, as a sync waiter's would.
-  void abandon(WakeToken) noexcept override {
-    futex::notify(static_cast<const std::int32_t*>(address()), 1);
-  }
+  void abandon(WakeToken) noexcept override { futex::notify(word_, 1); }
+
+ private:
+  // Kept valid by JavaScript: the pending wait's record holds the buffer.
+  const std::int32_t* const word_;
 };
 
 std::int32_t expected_value(const Napi::CallbackInfo& info, std::size_t arg) {
@@ -62,7 +65,7 @@ Napi::Value wait_async(const Napi::CallbackInfo& info) {
   if (!info[3].IsNumber()) throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE", "bad wait id");
   ThreadContext& context = ThreadContext::of(info.Env());
   auto waiter = std::make_shared<FutexAsyncWaiter>(context.shared_from_this(),
-                                                   info[3].As<Napi::Number>().DoubleValue());
+                                                   info[3].As<Napi::Number>().DoubleValue(), word);
   std::optional<Settlement> now = context.begin(waiter, [&]() -> std::optional<Settlement> {
     if (futex::enqueue_if_equal(word, expected, *waiter)) return std::nullopt;
     return settled::kNotEqual;

@@ -4,6 +4,7 @@
 
 #include "errors.h"
 #include "mutex.h"
+#include "owner_death.h"
 #include "settlement.h"
 #include "shared_words.h"
 #include "thread_context.h"
@@ -23,19 +24,25 @@ class MutexAsyncWaiter final : public AsyncWaiter {
       mutex.abandon_wake(thread(), token);
       return settled::kCancelled;
     }
-    if (token == MutexWord::kHandedOff) return settled::kAcquired;
-    return step(
-        mutex.lock_or_enqueue(thread(), *this, token == MutexWord::kReleasedWithMoreWaiters));
+    if (grant_of(token) == MutexWord::kHandedOff) {
+      const ThreadId ended = ended_owner_of(token);
+      return ended == kNoThread ? settled::kAcquired : owner_died(ended);
+    }
+    return step(token == MutexWord::kReleasedWithMoreWaiters);
   }
 
   void abandon(WakeToken token) noexcept override {
     MutexWord(words_).abandon_wake(thread(), token);
   }
 
-  static std::optional<Settlement> step(MutexWord::AsyncStep step) {
-    switch (step) {
+  // Acquires now, or queues this waiter (returning nothing).
+  std::optional<Settlement> step(bool must_mark_parked) {
+    ThreadId ended = kNoThread;
+    switch (MutexWord(words_).lock_or_enqueue(thread(), *this, must_mark_parked, &ended)) {
       case MutexWord::AsyncStep::kAcquired:
         return settled::kAcquired;
+      case MutexWord::AsyncStep::kOwnerDied:
+        return owner_died(ended);
       case MutexWord::AsyncStep::kCorrupt:
         return settled::kCorrupt;
       case MutexWord::AsyncStep::kQueued:
@@ -49,10 +56,12 @@ class MutexAsyncWaiter final : public AsyncWaiter {
   std::int32_t* const words_;
 };
 
-Settlement from_lock_status(MutexWord::LockStatus status) {
+Settlement from_lock_status(MutexWord::LockStatus status, ThreadContext& context, ThreadId ended) {
   switch (status) {
     case MutexWord::LockStatus::kAcquired:
       return settled::kAcquired;
+    case MutexWord::LockStatus::kOwnerDied:
+      return context.report_ended_owner(ended);
     case MutexWord::LockStatus::kTimedOut:
     case MutexWord::LockStatus::kInterrupted:
       return settled::kTimedOut;
@@ -70,10 +79,22 @@ Napi::Value lock_slow(const Napi::CallbackInfo& info) {
   const Deadline deadline = Deadline::after_ms(timeout_ms(info, 2));
   ThreadContext& context = ThreadContext::of(info.Env());
   const Interrupt interrupt = context.interrupt();
-  MutexWord::LockStatus status = mutex.lock_slow(context.thread(), deadline, &interrupt);
+  ThreadId ended = kNoThread;
+  MutexWord::LockStatus status = mutex.lock_slow(context.thread(), deadline, &interrupt, &ended);
   // Terminating: the pending termination exception unwinds the caller; the value is ignored.
   if (status == MutexWord::LockStatus::kInterrupted) return info.Env().Undefined();
-  return Napi::Number::New(info.Env(), from_lock_status(status));
+  return Napi::Number::New(info.Env(), from_lock_status(status, context, ended));
+}
+
+// mutexTakeOver(int32Array, index) -> OWNER_DIED if the mutex was held by a thread that has
+// ended and is now this thread's, else 0. For a try-lock whose fast path found the mutex taken.
+Napi::Value take_over(const Napi::CallbackInfo& info) {
+  MutexWord mutex(shared_words(info, 0, MutexWord::kWordCount));
+  ThreadContext& context = ThreadContext::of(info.Env());
+  ThreadId ended = kNoThread;
+  if (!mutex.take_from_ended_owner(context.thread(), &ended))
+    return Napi::Number::New(info.Env(), 0);
+  return Napi::Number::New(info.Env(), context.report_ended_owner(ended));
 }
 
 // mutexUnlockSlow(int32Array, index) -> true, or false if this thread does not hold the lock;
@@ -99,10 +120,7 @@ Napi::Value lock_async(const Napi::CallbackInfo& info) {
   ThreadContext& context = ThreadContext::of(info.Env());
   auto waiter = std::make_shared<MutexAsyncWaiter>(context.shared_from_this(),
                                                    info[2].As<Napi::Number>().DoubleValue(), words);
-  std::optional<Settlement> now = context.begin(waiter, [&] {
-    return MutexAsyncWaiter::step(
-        MutexWord(words).lock_or_enqueue(context.thread(), *waiter, false));
-  });
+  std::optional<Settlement> now = context.begin(waiter, [&] { return waiter->step(false); });
   return Napi::Number::New(info.Env(), now.value_or(settled::kPending));
 }
 
@@ -112,6 +130,7 @@ void export_mutex(Napi::Env env, Napi::Object exports) {
   exports.Set("mutexLockSlow", Napi::Function::New(env, lock_slow, "mutexLockSlow"));
   exports.Set("mutexUnlockSlow", Napi::Function::New(env, unlock_slow, "mutexUnlockSlow"));
   exports.Set("mutexLockAsync", Napi::Function::New(env, lock_async, "mutexLockAsync"));
+  exports.Set("mutexTakeOver", Napi::Function::New(env, take_over, "mutexTakeOver"));
 
   Napi::Object layout = new_layout<MutexWord>(env);
   layout.Set("UNLOCKED", static_cast<double>(MutexWord::kUnlocked));

@@ -13,5 +13,8 @@ inline constexpr Settlement kCorrupt = 5;      // the shared word holds a value 
 inline constexpr Settlement kPending = 6;      // an asynchronous wait is queued: its Promise waits
 inline constexpr Settlement kNotOwner = 8;     // a wait that needs a held mutex found it not held
 inline constexpr Settlement kNotEqual = 7;     // a futex wait found another value than expected
+// The lock was acquired, but its previous owner had ended holding it; which owner is reported
+// through ThreadContext::report_ended_owner() just before (JavaScript asks endedOwner()).
+inline constexpr Settlement kOwnerDied = 9;
 
 }  // namespace parklock::binding::settled

@@ -1,6 +1,10 @@
 #include "thread_context.h"
 
 #include <chrono>
+#include <utility>
+
+#include "node_thread_ids.h"
+#include "settlement.h"
 
 namespace parklock::binding {
 
@@ -21,11 +25,13 @@ ThreadContext::ThreadContext(Napi::Env env, Napi::Function on_settle, Napi::Func
 
 ThreadContext::~ThreadContext() = default;
 
-void ThreadContext::install(Napi::Env env, Napi::Function on_settle, Napi::Function probe) {
+void ThreadContext::install(Napi::Env env, Napi::Function on_settle, Napi::Function probe,
+                            double node_thread_id) {
   void* existing = nullptr;
   napi_get_instance_data(env, &existing);
   if (existing != nullptr) return;  // the module was loaded twice in one environment
   std::shared_ptr<ThreadContext> context(new ThreadContext(env, on_settle, probe));
+  remember_node_thread_id(context->thread(), node_thread_id);
   context->self_ = context;
   NAPI_THROW_IF_FAILED_VOID(env, napi_set_instance_data(env, context.get(), nullptr, nullptr));
   // Registered after the threadsafe function was created, so (cleanup hooks run last-in,
@@ -58,20 +64,21 @@ std::optional<Settlement> ThreadContext::begin(
   return std::nullopt;
 }
 
-bool ThreadContext::cancel(double id) {
+std::optional<Settlement> ThreadContext::cancel(double id) {
   auto found = pending_.find(id);
-  if (found == pending_.end()) return false;
+  if (found == pending_.end()) return std::nullopt;
   std::shared_ptr<AsyncWaiter> waiter = found->second;
   if (!parking_lot::cancel(*waiter)) {
     waiter->request_cancel();
-    return false;
+    return std::nullopt;
   }
   waiter->after_removed();
-  if (!waiter->on_cancelled()) return false;
+  std::optional<Settlement> settlement = waiter->on_cancelled();
+  if (!settlement) return std::nullopt;
   waiter->in_flight_.reset();
   pending_.erase(found);
   update_keep_alive();
-  return true;
+  return settlement;
 }
 
 void ThreadContext::deliver(AsyncWaiter& waiter, WakeToken token) noexcept {
@@ -147,6 +154,16 @@ Interrupt ThreadContext::interrupt() {
   return Interrupt{kTerminationPollInterval, termination_probe_};
 }
 
+Settlement ThreadContext::report_ended_owner(ThreadId ended) {
+  ended_owner_ = ended;
+  return settled::kOwnerDied;
+}
+
+std::optional<double> ThreadContext::take_ended_owner() {
+  const ThreadId ended = std::exchange(ended_owner_, kNoThread);
+  return node_thread_id_of(ended);
+}
+
 void ThreadContext::cleanup(void* data) {
   static_cast<ThreadContext*>(data)->close();
 }
@@ -168,6 +185,9 @@ void ThreadContext::close() {
   napi_release_threadsafe_function(tsfn_, napi_tsfn_abort);
   probe_.Reset();
   napi_set_instance_data(env_, nullptr, nullptr, nullptr);
+  // No JavaScript of this thread runs any more, so nothing it holds will be released by it: the
+  // locks it holds now belong to an ended owner, and the waiters queued behind them are served.
+  end_thread(thread_);
   self_.reset();  // may destroy this context: touch nothing after
 }
 

@@ -29,8 +29,9 @@ class ThreadContext : public std::enable_shared_from_this<ThreadContext> {
  public:
   // Creates the context of the calling thread's environment. `on_settle(id, settlement)` is called
   // on this thread when a wait ends; `probe` is any JavaScript function (called to find out
-  // whether the thread is being terminated).
-  static void install(Napi::Env env, Napi::Function on_settle, Napi::Function probe);
+  // whether the thread is being terminated); `node_thread_id` is the thread's Node threadId.
+  static void install(Napi::Env env, Napi::Function on_settle, Napi::Function probe,
+                      double node_thread_id);
   static ThreadContext& of(Napi::Env env);
 
   ~ThreadContext();
@@ -42,16 +43,23 @@ class ThreadContext : public std::enable_shared_from_this<ThreadContext> {
   std::optional<Settlement> begin(const std::shared_ptr<AsyncWaiter>& waiter,
                                   FunctionRef<std::optional<Settlement>()> first_step);
 
-  // JS thread: stops the wait `id`. True if it was still queued and has settled as cancelled now
-  // (nothing more will happen); false if it will still settle through on_settle (its wake-up was
-  // already on its way, or it has a duty to finish first).
-  bool cancel(double id);
+  // JS thread: stops the wait `id`. If it was still queued it has settled now, and the result is
+  // its settlement: usually kCancelled, but a wait that had already been given what it waited for
+  // (a notified condition wait re-locking its mutex) keeps it. Nothing if it will still settle
+  // through on_settle (its wake-up was already on its way, or it has a duty to finish first).
+  std::optional<Settlement> cancel(double id);
 
   // Any thread: a waker dequeued `waiter` with `token`.
   void deliver(AsyncWaiter& waiter, WakeToken token) noexcept;
 
   // A sync wait's hook for worker.terminate(): polls whether JavaScript can still run here.
   Interrupt interrupt();
+
+  // JS thread: a wait is about to settle as kOwnerDied because `ended` had ended holding the lock
+  // it acquired. Records who, for take_ended_owner(), and returns kOwnerDied.
+  Settlement report_ended_owner(ThreadId ended);
+  // JS thread: the Node threadId of the owner last reported (nothing if it was not a Node thread).
+  std::optional<double> take_ended_owner();
 
  private:
   ThreadContext(Napi::Env env, Napi::Function on_settle, Napi::Function probe);
@@ -77,6 +85,7 @@ class ThreadContext : public std::enable_shared_from_this<ThreadContext> {
   // JS thread only.
   std::unordered_map<double, std::shared_ptr<AsyncWaiter>> pending_;
   bool keeping_alive_ = false;
+  ThreadId ended_owner_ = kNoThread;
   // The installed context is kept alive by this self reference until the environment's cleanup.
   std::shared_ptr<ThreadContext> self_;
 };

@@ -4,9 +4,12 @@
 // The addon settles each pending wait on this thread by calling `onSettle(id, settlement)` through
 // the thread's one threadsafe function, which keeps the event loop alive exactly while a wait is
 // pending. Here we map ids to Promises and implement timeouts and AbortSignal by cancelling in
-// the addon: cancel() either removes the wait (we reject now) or reports that its wake-up is
-// already on the way, in which case the addon passes on what the wake-up gave (a lock handed
-// over, say) and settles the wait as CANCELLED, and we reject then.
+// the addon: cancel() either removes the wait and returns how it ended (CANCELLED: we reject
+// now; or what it had already been given, which stands: a notified condition wait whose timeout
+// fires while it re-locks its mutex is still notified), or reports that its wake-up is already on
+// the way, in which case the addon passes on what the wake-up gave (a lock handed over, say) and
+// settles the wait as CANCELLED, and we reject then.
+const { threadId: nodeThreadId } = require('node:worker_threads');
 const native = require('./native');
 const { TimeoutError } = require('./errors');
 
@@ -25,7 +28,7 @@ function onSettle(id, settlement) {
 // failing is how it learns that worker.terminate() was called.
 function probe() {}
 
-const threadId = native.init(onSettle, probe);
+const threadId = native.init(onSettle, probe, nodeThreadId);
 
 // setTimeout fires at once for delays beyond 2^31-1 ms, so longer timeouts are chained.
 const MAX_TIMER_DELAY = 0x7fffffff;
@@ -79,7 +82,8 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
     const cancel = (why) => {
       if (reason !== undefined || !pending.has(id)) return;
       reason = why;
-      if (native.cancel(id)) onSettle(id, settled.CANCELLED);
+      const now = native.cancel(id);
+      if (now !== undefined) onSettle(id, now);
     };
     pending.set(id, { settle, owner });
     if (timeout !== Infinity) {

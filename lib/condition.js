@@ -8,7 +8,8 @@ const { attach, defineLocation, defineSize } = require('./shared_memory');
 const { settled, waitAsync } = require('./async_waits');
 const { Mutex, wordOf } = require('./mutex');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
-const { invalidArgType, lockError, corrupt } = require('./errors');
+const { invalidArgType, lockError, corrupt, OwnerDiedError } = require('./errors');
+const { Guard } = require('./guard');
 
 const layout = native.conditionLayout;
 const { NO_WAITERS } = layout;
@@ -21,12 +22,22 @@ function heldMutexWord(mutex) {
   return wordOf(mutex);
 }
 
-function notified(settlement) {
+// How a wait on `mutex` ended: true if notified, false if it timed out; throws otherwise.
+function notified(settlement, mutex) {
   switch (settlement) {
     case settled.ACQUIRED:
       return true;
     case settled.TIMED_OUT:
       return false;
+    case settled.OWNER_DIED:
+      // Re-acquired, but from an owner that ended holding the mutex: the data needs repair.
+      throw new OwnerDiedError('mutex', new Guard(mutex), native.endedOwner());
+    case settled.ALREADY_HELD:
+      throw lockError(
+        'ERR_PARKLOCK_DEADLOCK',
+        'This thread cannot re-acquire the mutex: a pending lockAsync() of this thread was ' +
+          'handed it while the thread was blocked in Condition#wait',
+      );
     case settled.NOT_OWNER:
       throw lockError('ERR_PARKLOCK_NOT_OWNER', 'Condition wait requires the mutex to be held by this thread');
     default:
@@ -48,7 +59,7 @@ class Condition {
   wait(mutex, timeoutMs = Infinity) {
     const mutexWord = heldMutexWord(mutex);
     validateTimeout(timeoutMs, 'timeoutMs');
-    return notified(native.conditionWait(this.#word, 0, mutexWord, 0, timeoutMs));
+    return notified(native.conditionWait(this.#word, 0, mutexWord, 0, timeoutMs), mutex);
   }
 
   // The same without blocking: resolves true if notified, false on timeout, and rejects with
@@ -61,7 +72,7 @@ class Condition {
       [this, mutex],
       (id) => native.conditionWaitAsync(this.#word, 0, mutexWord, 0, id),
       { timeout, signal },
-      notified,
+      (settlement) => notified(settlement, mutex),
       false,
     );
   }

@@ -43,6 +43,24 @@ class TimeoutError extends Error {
   }
 }
 
+// The lock was acquired, but the thread that held it before ended while holding it (terminated,
+// exited, crashed, or its code returned): what the lock guards may be half-updated. `guard` holds
+// the lock for the catcher, who repairs the data and then calls error.guard.unlock(); from then
+// on the lock is an ordinary one again. `threadId` is the ended owner's Node threadId (null if it
+// was not a Node thread).
+class OwnerDiedError extends Error {
+  constructor(what, guard, threadId) {
+    super(
+      `The previous owner of this ${what} (threadId ${threadId}) ended while holding it; the ` +
+        'lock is now held through error.guard: repair the data it guards, then unlock it',
+    );
+    this.name = 'OwnerDiedError';
+    withCode(this, 'ERR_PARKLOCK_OWNER_DIED');
+    this.guard = guard;
+    this.threadId = threadId;
+  }
+}
+
 function corrupt(what) {
   return lockError(
     'ERR_PARKLOCK_CORRUPT',
@@ -50,4 +68,4 @@ function corrupt(what) {
   );
 }
 
-module.exports = { invalidArgType, outOfRange, lockError, corrupt, TimeoutError };
+module.exports = { invalidArgType, outOfRange, lockError, corrupt, TimeoutError, OwnerDiedError };

@@ -30,6 +30,20 @@ export class TimeoutError extends Error {
   readonly code: 'ERR_PARKLOCK_TIMEOUT';
 }
 
+/**
+ * Thrown (or the rejection reason) when a lock is acquired whose previous owner ended while
+ * holding it: terminated, exited, crashed, or its code returned. The lock IS held, through
+ * `guard`: repair the data it protects, then `error.guard.unlock()`.
+ */
+export class OwnerDiedError extends Error {
+  readonly name: 'OwnerDiedError';
+  readonly code: 'ERR_PARKLOCK_OWNER_DIED';
+  /** Holds the lock for the catcher. */
+  readonly guard: Guard;
+  /** The Node threadId of the owner that ended (null if it was not a Node thread). */
+  readonly threadId: number | null;
+}
+
 /** A fair, owner-checked three-state mutex usable from any thread, blocking or with Promises. */
 export class Mutex implements SharedLocation {
   /** Allocates its own zeroed shared memory. */
@@ -42,15 +56,21 @@ export class Mutex implements SharedLocation {
   static readonly ALIGN: number;
   readonly buffer: SharedArrayBuffer;
   readonly byteOffset: number;
-  /** Blocks this thread until it holds the mutex. Throws ERR_PARKLOCK_DEADLOCK if it already does. */
+  /**
+   * Blocks this thread until it holds the mutex. Throws ERR_PARKLOCK_DEADLOCK if it already does,
+   * and OwnerDiedError (holding the mutex) if its previous owner ended while holding it.
+   */
   lock(): Guard;
-  /** Takes the mutex if free within timeoutMs (default 0: only if free now). */
+  /** Takes the mutex if free within timeoutMs (default 0: only if free now). Throws OwnerDiedError as lock(). */
   tryLock(timeoutMs?: number): boolean;
   /** Throws ERR_PARKLOCK_NOT_OWNER unless this thread holds the mutex. */
   unlock(): void;
-  /** Never blocks; rejects with TimeoutError or `signal.reason`. */
+  /** Never blocks; rejects with TimeoutError, `signal.reason` or OwnerDiedError (holding the mutex). */
   lockAsync(options?: AsyncWaitOptions): Promise<Guard>;
-  /** Locks asynchronously, runs fn, always unlocks; returns fn's result or rethrows its error. */
+  /**
+   * Locks asynchronously, runs fn, always unlocks; returns fn's result or rethrows its error.
+   * If the previous owner ended holding the mutex, fn is not run: rejects with OwnerDiedError.
+   */
   executeLocked<T>(fn: () => T | PromiseLike<T>, options?: AsyncWaitOptions): Promise<Awaited<T>>;
   readonly isLocked: boolean;
   readonly isHeldByCurrentThread: boolean;

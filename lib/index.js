@@ -1,6 +1,6 @@
 'use strict';
 const { Mutex, AsyncLock } = require('./mutex');
-const { TimeoutError } = require('./errors');
+const { TimeoutError, OwnerDiedError } = require('./errors');
 const { Condition } = require('./condition');
 const { Latch } = require('./latch');
 const { Barrier } = require('./barrier');
@@ -13,6 +13,7 @@ module.exports = {
   Mutex,
   AsyncLock,
   TimeoutError,
+  OwnerDiedError,
   futex,
   Latch,
   Barrier,

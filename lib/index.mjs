@@ -1,4 +1,4 @@
 import parklock from './index.js';
 
-export const { Mutex, AsyncLock, TimeoutError, futex, Latch, Barrier, Condition, Semaphore, RWLock, layouts } = parklock;
+export const { Mutex, AsyncLock, TimeoutError, OwnerDiedError, futex, Latch, Barrier, Condition, Semaphore, RWLock, layouts } = parklock;
 export default parklock;

@@ -6,7 +6,7 @@ const native = require('./native');
 const { attach, defineLocation, defineSize } = require('./shared_memory');
 const { threadId, settled, waitAsync } = require('./async_waits');
 const { validateTimeout, validateAsyncOptions, validateFunction } = require('./validate');
-const { lockError, corrupt, TimeoutError } = require('./errors');
+const { lockError, corrupt, TimeoutError, OwnerDiedError } = require('./errors');
 const { Guard } = require('./guard');
 
 const layout = native.mutexLayout;
@@ -46,7 +46,9 @@ class Mutex {
   tryLock(timeoutMs = 0) {
     validateTimeout(timeoutMs, 'timeoutMs');
     if (Atomics.compareExchange(this.#word, 0, UNLOCKED, HELD_BY_ME) === UNLOCKED) return true;
-    if (timeoutMs === 0 || this.isHeldByCurrentThread) return false;
+    if (this.isHeldByCurrentThread) return false;
+    // Taken: by a thread that has ended, the mutex is this thread's now (and that is reported).
+    if (timeoutMs === 0) return this.#acquired(native.mutexTakeOver(this.#word, 0) || settled.TIMED_OUT);
     return this.#lockSlow(timeoutMs);
   }
 
@@ -71,7 +73,9 @@ class Mutex {
     );
   }
 
-  // Locks asynchronously, runs fn (sync or async) and always unlocks; returns fn's result.
+  // Locks asynchronously, runs fn (sync or async) and always unlocks; returns fn's result. If the
+  // previous owner ended holding the mutex, fn does not run: the Promise rejects with the
+  // OwnerDiedError, whose guard holds the mutex for the caller to repair and unlock.
   async executeLocked(fn, options) {
     validateFunction(fn, 'fn');
     const guard = await this.lockAsync(options);
@@ -101,13 +105,16 @@ class Mutex {
     return this.#acquired(native.mutexLockSlow(this.#word, 0, timeoutMs));
   }
 
-  // true if acquired, false if a synchronous wait timed out; throws otherwise.
+  // true if acquired, false if a synchronous wait timed out; throws otherwise (OwnerDiedError
+  // having acquired).
   #acquired(settlement) {
     switch (settlement) {
       case settled.ACQUIRED:
         return true;
       case settled.TIMED_OUT:
         return false;
+      case settled.OWNER_DIED:
+        throw new OwnerDiedError('mutex', new Guard(this), native.endedOwner());
       case settled.ALREADY_HELD:
         throw lockError(
           'ERR_PARKLOCK_DEADLOCK',
@@ -140,4 +147,4 @@ class Mutex {
 
 defineSize(Mutex, layout);
 
-module.exports = { Mutex, AsyncLock: Mutex, TimeoutError, wordOf };
+module.exports = { Mutex, AsyncLock: Mutex, TimeoutError, OwnerDiedError, wordOf };

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "futex.h"
 #include "test_support.h"
 
 namespace parklock {
@@ -48,7 +49,7 @@ class BarrierWordTest : public ::testing::Test {
     std::atomic_ref<std::int32_t>(words_[0]).store(state);
     std::atomic_ref<std::int32_t>(words_[1]).store(parties);
   }
-  std::size_t queued() { return parking_lot::queued_count(barrier_.address()); }
+  std::size_t queued() { return futex::queued_count(barrier_.address()); }
 
   alignas(BarrierWord::kAlign) std::int32_t words_[BarrierWord::kWordCount] = {};
   BarrierWord barrier_{words_};

@@ -19,13 +19,13 @@ using testing::WaitUntil;
 TEST(FutexTest, WaitReturnsAtOnceWhenTheValueDiffers) {
   alignas(4) std::int32_t word = 1;
   EXPECT_EQ(futex::wait(&word, 0, Deadline::never()), futex::WaitStatus::kNotEqual);
-  EXPECT_EQ(parking_lot::queued_count(&word), 0u);
+  EXPECT_EQ(futex::queued_count(&word), 0u);
 }
 
 TEST(FutexTest, WaitTimesOutAndLeavesTheQueue) {
   alignas(4) std::int32_t word = 0;
   EXPECT_EQ(futex::wait(&word, 0, Deadline::after_ms(2)), futex::WaitStatus::kTimedOut);
-  EXPECT_EQ(parking_lot::queued_count(&word), 0u);
+  EXPECT_EQ(futex::queued_count(&word), 0u);
 }
 
 TEST(FutexTest, NotifyWakesAtMostCountWaitersOldestFirst) {
@@ -39,10 +39,10 @@ TEST(FutexTest, NotifyWakesAtMostCountWaitersOldestFirst) {
       woken.fetch_add(1);
     });
   }
-  ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&word) == kWaiters; }));
+  ASSERT_TRUE(WaitUntil([&] { return futex::queued_count(&word) == kWaiters; }));
   EXPECT_EQ(futex::notify(&word, 1), 1u);
   ASSERT_TRUE(WaitUntil([&] { return woken.load() == 1; }));
-  EXPECT_EQ(parking_lot::queued_count(&word), kWaiters - 1u);
+  EXPECT_EQ(futex::queued_count(&word), kWaiters - 1u);
   EXPECT_EQ(futex::notify(&word, 100), kWaiters - 1u);
   waiters.JoinOrAbort();
   EXPECT_EQ(woken.load(), kWaiters);
@@ -84,7 +84,7 @@ TEST(FutexTest, NoWakeUpIsLostBetweenCheckAndSleep) {
     }
   });
   threads.JoinOrAbort();
-  EXPECT_EQ(parking_lot::queued_count(&word), 0u);
+  EXPECT_EQ(futex::queued_count(&word), 0u);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "futex.h"
 #include "test_support.h"
 
 namespace parklock {
@@ -36,7 +37,9 @@ class LatchWordTest : public ::testing::Test {
  protected:
   std::int32_t raw() { return std::atomic_ref<std::int32_t>(words_[0]).load(); }
   void set_raw(std::int32_t value) { std::atomic_ref<std::int32_t>(words_[0]).store(value); }
-  std::size_t queued() { return parking_lot::queued_count(latch_.address()); }
+  std::size_t queued() {
+    return futex::queued_count(static_cast<const std::int32_t*>(latch_.address()));
+  }
 
   alignas(LatchWord::kAlign) std::int32_t words_[LatchWord::kWordCount] = {};
   LatchWord latch_{words_};
@@ -195,7 +198,7 @@ TEST_F(LatchWordTest, WhatCountingThreadsWroteIsVisibleToEveryReleasedWaiter) {
     }
     threads.JoinOrAbort();
     ASSERT_EQ(bad.load(), 0) << "round " << round;
-    ASSERT_EQ(parking_lot::queued_count(latch.address()), 0u);
+    ASSERT_EQ(futex::queued_count(static_cast<const std::int32_t*>(latch.address())), 0u);
   }
 }
 
@@ -228,7 +231,7 @@ TEST_F(LatchWordTest, WaitersWithTinyDeadlinesRacingTheReleaseAreNeverStranded) 
     });
     threads.JoinOrAbort();
     ASSERT_EQ(released.load(), kWaiters) << "round " << round;
-    ASSERT_EQ(parking_lot::queued_count(latch.address()), 0u);
+    ASSERT_EQ(futex::queued_count(static_cast<const std::int32_t*>(latch.address())), 0u);
   }
 }
 
