@@ -35,9 +35,20 @@ ConditionWord::WaitStatus ConditionWord::wait(MutexWord mutex, ThreadId self, De
   bool released = true;
   auto release = [&] { released = mutex.unlock(self) == MutexWord::UnlockStatus::kUnlocked; };
   const FunctionRef<void()> release_mutex = release;
+  // While this thread sleeps here, the mutex can only come to name it through one of its own
+  // asynchronous locks, which cannot run until this wait returns: re-acquiring would never
+  // succeed, so the wait watches for that (with the interrupt's polling) and reports it. The
+  // interrupt is asked first, so that a thread being stopped still passes on what it was handed.
+  bool interrupt_requested = false;
+  auto stopping_or_self_deadlocked = [&] {
+    interrupt_requested = interrupt->requested();
+    return interrupt_requested || (mutex.is_locked() && mutex.owner_thread() == self);
+  };
+  const Interrupt watch{interrupt != nullptr ? interrupt->poll_interval : Clock::duration{},
+                        stopping_or_self_deadlocked};
   parking_lot::ParkOptions options;
   options.deadline = deadline;
-  options.interrupt = interrupt;
+  options.interrupt = interrupt != nullptr ? &watch : nullptr;
   options.before_sleep = &release_mutex;
   options.request = request_for(mutex);
   const ParkResult parked = parking_lot::park(
@@ -55,12 +66,14 @@ ConditionWord::WaitStatus ConditionWord::wait(MutexWord mutex, ThreadId self, De
     case ParkResult::Status::kTimedOut:
       return relock(mutex, self, 0, interrupt, WaitStatus::kTimedOut, ended_owner);
     case ParkResult::Status::kInterrupted:
-      return WaitStatus::kInterrupted;
+      return interrupt_requested ? WaitStatus::kInterrupted : WaitStatus::kAlreadyHeld;
     case ParkResult::Status::kInvalid:  // validate always holds
     case ParkResult::Status::kUnparked:
       break;
   }
-  if (parked.interrupted) {
+  // Woken while the watch fired: only a real interrupt gives the wake-up away; otherwise the
+  // re-lock below either takes a mutex handed to this very waiter or detects the deadlock itself.
+  if (parked.interrupted && interrupt_requested) {
     abandon_wake(mutex, self, parked.token);
     return WaitStatus::kInterrupted;
   }

@@ -168,6 +168,66 @@ describe('Condition#notifyOne() / notifyAll()', () => {
   });
 });
 
+describe('Condition notifications racing timeouts and aborts', () => {
+  // Every notification a notify call reports is received: a waiter that notifyOne()/notifyAll()
+  // counted resolves true even if its timeout fires or its signal aborts while it re-locks the
+  // mutex (notified wins); one that left before the notify is not counted.
+  it('notifyOne()/notifyAll() counts match the waits that resolve true, exactly', { timeout: 60_000 }, async () => {
+    const m = new Mutex();
+    const c = new Condition();
+    let reported = 0;
+    let received = 0;
+    for (let round = 0; round < 400; round++) {
+      const controllers = [];
+      const waits = [];
+      for (let i = 0; i < 3; i++) {
+        const controller = new AbortController();
+        controllers.push(controller);
+        m.lock();
+        const options = i === 0 ? { timeout: round % 3 } : { signal: controller.signal };
+        waits.push(
+          c.waitAsync(m, options).then(
+            (notified) => {
+              m.unlock();
+              return notified;
+            },
+            (error) => {
+              m.unlock();
+              return error;
+            },
+          ),
+        );
+      }
+      // Let the timeout race the notify, then notify with the mutex held (the waiters move onto
+      // it) or free (they compete), and abort one of them at once, while it re-locks.
+      if (round % 2 === 0) await tick(round % 3);
+      const holding = round % 4 < 2;
+      if (holding) m.lock();
+      reported += round % 3 === 0 ? c.notifyAll() : c.notifyOne();
+      if (holding) m.unlock();
+      controllers[1 + (round % 2)].abort(new Error('aborted'));
+      controllers[2 - (round % 2)].abort(new Error('aborted'));
+      const outcomes = await withinLimit(Promise.all(waits), 'the waits to end');
+      received += outcomes.filter((outcome) => outcome === true).length;
+      assert.equal(queuedOn(c), 0, 'nobody is left waiting');
+    }
+    assert.equal(received, reported, 'every notification reported by notify was received');
+    assertClean(m);
+  });
+
+  it('a blocking wait() re-locking a mutex its own lockAsync was handed reports ERR_PARKLOCK_DEADLOCK', { timeout: 30_000 }, async () => {
+    const m = new Mutex();
+    const c = new Condition();
+    const worker = new Worker(fixture('condition_self_deadlock.js'), { workerData: { mutex: m, condition: c } });
+    const result = new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    assert.equal(await withinLimit(result, 'the worker to report'), 'ERR_PARKLOCK_DEADLOCK');
+    await worker.terminate();
+  });
+});
+
 describe('Condition with workers', () => {
   const variants = [
     { name: 'blocking waits', async: false, timeouts: false },
