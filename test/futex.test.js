@@ -108,3 +108,50 @@ describe('futex.waitAsync()', () => {
     assert.equal(await waiting, 'timed-out');
   });
 });
+
+describe('futex on another primitive’s word', () => {
+  const { Mutex, Semaphore, RWLock } = require('../lib');
+  const wordOf = (primitive) => new Int32Array(primitive.buffer, primitive.byteOffset, 1);
+
+  it('notify() never wakes a Semaphore, RWLock or Mutex waiter, nor grants anything', async () => {
+    const semaphore = new Semaphore(0);
+    const acquiring = semaphore.acquireAsync(1);
+    const rw = new RWLock();
+    const writer = rw.lock();
+    const reading = rw.lockSharedAsync();
+    const mutex = new Mutex();
+    const held = mutex.lock();
+    const locking = mutex.lockAsync();
+    for (const primitive of [semaphore, rw, mutex]) {
+      assert.equal(futex.notify(wordOf(primitive), 0), 0, 'a futex notify finds no futex waiter');
+    }
+    await tick(5);
+    assert.equal(semaphore.available, 0, 'no permit created from nothing');
+    assert.equal(rw.isWriteLocked, true, 'the write lock still stands');
+    assert.equal(rw.readers, 0, 'no read lock created from nothing');
+    assert.equal(native.queuedCount(wordOf(semaphore), 0), 1);
+    assert.equal(native.queuedCount(wordOf(rw), 0), 1);
+    assert.equal(native.queuedCount(wordOf(mutex), 0), 1);
+
+    semaphore.release(1);
+    await withinLimit(acquiring, 'the semaphore waiter');
+    writer.unlock();
+    (await withinLimit(reading, 'the RWLock waiter')).unlock();
+    held.unlock();
+    (await withinLimit(locking, 'the Mutex waiter')).unlock();
+  });
+
+  it('a futex waiter on an RWLock’s word does not stand in its queue', async () => {
+    const rw = new RWLock();
+    const writer = rw.lock();
+    const state = Atomics.load(wordOf(rw), 0);
+    const futexWait = futex.waitAsync(wordOf(rw), 0, state, { timeout: 200 });
+    const reading = rw.lockSharedAsync();
+    writer.unlock();
+    // The reader is granted at once, not held up behind the futex waiter.
+    const guard = await withinLimit(reading, 'the read lock');
+    guard.unlock();
+    // Nobody futex-notified it: the lock's own release does not wake a futex waiter either.
+    assert.equal(await futexWait, 'timed-out');
+  });
+});
