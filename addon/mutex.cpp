@@ -1,6 +1,7 @@
 #include "mutex.h"
 
 #include "owner_death.h"
+#include "self_deadlock_watch.h"
 #include "spin.h"
 
 namespace parklock {
@@ -154,21 +155,15 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline,
     if (take_from_ended_owner(self, ended_owner)) return LockStatus::kOwnerDied;
     if (deadline.expired()) return LockStatus::kTimedOut;
 
-    // A thread that blocks here while one of its own asynchronous waits is queued on this mutex
-    // can be handed the lock through that waiter, which cannot run while the thread is blocked:
-    // the blocked wait watches for that (with the interrupt's polling) and reports a deadlock.
-    bool interrupt_requested = false;
-    // The interrupt is asked first: after a hand-off the word names this thread, and a thread
-    // being stopped must still pass that lock on.
-    auto held_by_this_thread_or_interrupted = [&] {
-      interrupt_requested = interrupt->requested();
-      return interrupt_requested || owner_of(word().load(std::memory_order_relaxed)) == self;
+    // A lock handed to one of this thread's own asynchronous waits while it blocks here would
+    // never be released: the blocked wait watches for that and reports a deadlock.
+    const auto held_by_this_thread = [&] {
+      return owner_of(word().load(std::memory_order_relaxed)) == self;
     };
-    const Interrupt watch{interrupt != nullptr ? interrupt->poll_interval : Clock::duration{},
-                          held_by_this_thread_or_interrupted};
+    const SelfDeadlockWatch watch(interrupt, held_by_this_thread);
     parking_lot::ParkOptions options;
     options.deadline = deadline;
-    options.interrupt = interrupt != nullptr ? &watch : nullptr;
+    options.interrupt = watch.interrupt();
     options.since = since;
     options.recovery = &MutexWord::recover_from_ended_owner;
     ParkResult parked = parking_lot::park(
@@ -181,13 +176,13 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline,
       case ParkResult::Status::kTimedOut:
         return LockStatus::kTimedOut;
       case ParkResult::Status::kInterrupted:
-        return interrupt_requested ? LockStatus::kInterrupted : LockStatus::kAlreadyHeld;
+        return watch.interrupt_requested() ? LockStatus::kInterrupted : LockStatus::kAlreadyHeld;
       case ParkResult::Status::kUnparked:
         break;
     }
     // Woken while leaving: only a real interrupt gives the wake-up away; a lock handed to this
     // very waiter (which is what the watch saw) is simply taken.
-    if (parked.interrupted && interrupt_requested) {
+    if (parked.interrupted && watch.interrupt_requested()) {
       abandon_wake(self, parked.token);
       return LockStatus::kInterrupted;
     }

@@ -2,6 +2,8 @@
 
 #include <optional>
 
+#include "owner_death.h"
+#include "self_deadlock_watch.h"
 #include "spin.h"
 
 namespace parklock {
@@ -10,6 +12,15 @@ namespace {
 
 // As for the mutex: spinning pays only while a holder is running and about to release.
 constexpr int kSpinLimit = 40;
+
+// The status of a waiter woken with `token`: every wake-up is a grant, which may carry the writer
+// that ended holding the lock.
+RwLockWords::LockStatus granted(WakeToken token, ThreadId* ended_owner) {
+  const ThreadId ended = ended_owner_of(token);
+  if (ended == kNoThread) return RwLockWords::LockStatus::kAcquired;
+  if (ended_owner != nullptr) *ended_owner = ended;
+  return RwLockWords::LockStatus::kOwnerDied;
+}
 
 }  // namespace
 
@@ -32,13 +43,19 @@ RwLockWords::Attempt RwLockWords::try_acquire_or_mark(Mode mode, ThreadId self, 
 }
 
 RwLockWords::LockStatus RwLockWords::acquire_slow(Mode mode, ThreadId self, Deadline deadline,
-                                                  const Interrupt* interrupt) {
+                                                  const Interrupt* interrupt,
+                                                  ThreadId* ended_owner) {
   if (holds_write_lock(self)) return LockStatus::kAlreadyHeld;
+  // A write lock granted to one of this thread's own asynchronous waits while it blocks here
+  // would never be released: the blocked wait watches for that and reports a deadlock.
+  const auto held_by_this_thread = [&] { return holds_write_lock(self); };
+  const SelfDeadlockWatch watch(interrupt, held_by_this_thread);
   parking_lot::ParkOptions options;
   options.deadline = deadline;
-  options.interrupt = interrupt;
+  options.interrupt = watch.interrupt();
   options.since = Clock::now();
   options.request = mode == Mode::kShared ? kSharedRequest : exclusive_request(self);
+  options.recovery = &RwLockWords::recover_from_ended_owner;
   const auto must_wait = [this] { return this->must_wait(); };
   int spins = 0;
   for (;;) {
@@ -59,6 +76,9 @@ RwLockWords::LockStatus RwLockWords::acquire_slow(Mode mode, ThreadId self, Dead
       case Attempt::kContended:
         break;
     }
+    // Never wait for a writer that has ended: take the lock over and report it. The parked bit
+    // is set now and stays, so the release of the lock taken over still serves the waiters.
+    if (take_from_ended_owner(mode, self, ended_owner)) return LockStatus::kOwnerDied;
     if (deadline.expired()) {
       after_cancel();  // the parked bit this thread may have set is nobody's business any more
       return LockStatus::kTimedOut;
@@ -72,27 +92,71 @@ RwLockWords::LockStatus RwLockWords::acquire_slow(Mode mode, ThreadId self, Dead
         return LockStatus::kTimedOut;
       case ParkResult::Status::kInterrupted:
         after_cancel();
-        return LockStatus::kInterrupted;
+        return watch.interrupt_requested() ? LockStatus::kInterrupted : LockStatus::kAlreadyHeld;
       case ParkResult::Status::kUnparked:
         break;
     }
-    // Every wake-up is a grant in the requested mode: the state already counts this thread.
-    if (parked.interrupted) {
+    // Every wake-up is a grant in the requested mode: the state already counts this thread. Woken
+    // while leaving: only a real interrupt gives the grant away; a write lock granted to this very
+    // waiter (which is what the watch saw) is simply taken.
+    if (parked.interrupted && watch.interrupt_requested()) {
       abandon_wake(self, parked.token);
       return LockStatus::kInterrupted;
     }
-    return LockStatus::kAcquired;
+    return granted(parked.token, ended_owner);
   }
 }
 
 RwLockWords::LockStatus RwLockWords::lock_slow(ThreadId self, Deadline deadline,
-                                               const Interrupt* interrupt) {
-  return acquire_slow(Mode::kExclusive, self, deadline, interrupt);
+                                               const Interrupt* interrupt, ThreadId* ended_owner) {
+  return acquire_slow(Mode::kExclusive, self, deadline, interrupt, ended_owner);
 }
 
 RwLockWords::LockStatus RwLockWords::lock_shared_slow(ThreadId self, Deadline deadline,
-                                                      const Interrupt* interrupt) {
-  return acquire_slow(Mode::kShared, self, deadline, interrupt);
+                                                      const Interrupt* interrupt,
+                                                      ThreadId* ended_owner) {
+  return acquire_slow(Mode::kShared, self, deadline, interrupt, ended_owner);
+}
+
+bool RwLockWords::take_from_ended_owner(Mode mode, ThreadId self, ThreadId* ended_owner) noexcept {
+  // Acquire: a state that a recovery's grant-less finish wrote (writer bit, owner word put back
+  // just before) comes with that owner word.
+  if ((state().load(std::memory_order_acquire) & kWriter) == 0) return false;
+  ThreadId holder = owner().load(std::memory_order_acquire);
+  // The owner word names a thread only while that thread holds the write lock (a writer clears it
+  // before releasing, and stores it only after taking the writer bit), and an ended thread never
+  // releases: so an owner word naming an ended thread means that thread holds the lock, and one
+  // CAS of the owner word away from that name decides who takes it over.
+  if (holder == self || !thread_ended(holder)) return false;
+  const ThreadId claimed = mode == Mode::kExclusive ? self : kNoThread;
+  if (!owner().compare_exchange_strong(holder, claimed, std::memory_order_acquire,
+                                       std::memory_order_relaxed)) {
+    return false;
+  }
+  if (mode == Mode::kShared) {
+    // The writer bit is this thread's now (with the owner word 0, nobody else acts on it), and
+    // only the parked bit can change beside it: the write hold becomes one read hold.
+    std::int32_t seen = state().load(std::memory_order_relaxed);
+    while (!state().compare_exchange_weak(seen, (seen & kParked) | kOneReader,
+                                          std::memory_order_acquire, std::memory_order_relaxed)) {
+    }
+  }
+  if (ended_owner != nullptr) *ended_owner = holder;
+  return true;
+}
+
+void RwLockWords::recover_from_ended_owner(const void* address, ThreadId ended) noexcept {
+  RwLockWords lock(const_cast<std::int32_t*>(static_cast<const std::int32_t*>(address)));
+  // Without the parked bit nobody waits: the next thread that wants the lock takes it over.
+  const std::int32_t seen = lock.state().load(std::memory_order_acquire);
+  if ((seen & kWriter) == 0 || (seen & kParked) == 0) return;
+  // Claimed as a reader would claim it; lost if a thread on its slow path took it over first.
+  ThreadId expected = ended;
+  if (!lock.owner().compare_exchange_strong(expected, kNoThread, std::memory_order_acquire,
+                                            std::memory_order_relaxed)) {
+    return;
+  }
+  lock.release_and_grant(kWriter, ended);
 }
 
 RwLockWords::UnlockStatus RwLockWords::release_exclusive_slow() noexcept {
@@ -127,7 +191,7 @@ RwLockWords::UnlockStatus RwLockWords::unlock_shared_slow() noexcept {
   return UnlockStatus::kUnlocked;
 }
 
-void RwLockWords::release_and_grant(std::int32_t released) noexcept {
+void RwLockWords::release_and_grant(std::int32_t released, ThreadId ended) noexcept {
   // Decisions are taken on the word as first read under the bucket lock. With waiters queued the
   // parked bit is set, so the only concurrent change is a reader that is not the last releasing
   // on the fast path: the word only loses readers, which never makes a refused grant grantable
@@ -139,6 +203,11 @@ void RwLockWords::release_and_grant(std::int32_t released) noexcept {
     return (static_cast<std::uint32_t>(word) & ~static_cast<std::uint32_t>(kParked)) -
            static_cast<std::uint32_t>(released);
   };
+  // The first grant reports the ended writer (if any): that waiter is the one that takes over.
+  const auto reported = [&](WakeToken token) {
+    return granted_readers == 0 && granted_writer == kNoThread ? with_ended_owner(token, ended)
+                                                               : token;
+  };
   const auto grant = [&](std::int64_t request) -> std::optional<WakeToken> {
     if (!free_of_us) free_of_us = without_us(state().load(std::memory_order_relaxed));
     const std::uint32_t base = *free_of_us;
@@ -148,25 +217,32 @@ void RwLockWords::release_and_grant(std::int32_t released) noexcept {
           (base >> kReaderShift) + granted_readers >= static_cast<std::uint32_t>(kMaxReaders)) {
         return std::nullopt;
       }
+      const WakeToken token = reported(kGrantedShared);
       ++granted_readers;
-      return kGrantedShared;
+      return token;
     }
     // A writer only as the first grant, and only into a free lock.
     if (base != 0 || granted_readers != 0 || request <= 0 ||
         request > std::numeric_limits<ThreadId>::max()) {
       return std::nullopt;
     }
+    const WakeToken token = reported(kGrantedExclusive);
     granted_writer = static_cast<ThreadId>(request);
-    return kGrantedExclusive;
+    return token;
   };
   const auto finish = [&](bool queue_empty) {
+    // A recovery that granted nothing (the waiters left meanwhile) must not free the lock: the
+    // write hold stays the ended writer's, to be taken over by the next thread that wants it.
+    const bool keep_ended =
+        ended != kNoThread && granted_readers == 0 && granted_writer == kNoThread;
     // The writer bit stays set (or goes from readers to writer) in one step with this store, and
     // the owner word is written before it: no other writer can be between.
     if (granted_writer != kNoThread) owner().store(granted_writer, std::memory_order_relaxed);
+    if (keep_ended) owner().store(ended, std::memory_order_relaxed);
     std::int32_t seen = state().load(std::memory_order_relaxed);
     for (;;) {
       std::uint32_t next = without_us(seen) + (granted_readers << kReaderShift);
-      if (granted_writer != kNoThread) next |= kWriter;
+      if (granted_writer != kNoThread || keep_ended) next |= kWriter;
       if (!queue_empty) next |= kParked;
       if (state().compare_exchange_weak(seen, static_cast<std::int32_t>(next),
                                         std::memory_order_acq_rel, std::memory_order_relaxed)) {
@@ -177,7 +253,7 @@ void RwLockWords::release_and_grant(std::int32_t released) noexcept {
   parking_lot::unpark_granted(address(), grant, finish);
 }
 
-RwLockWords::AsyncStep RwLockWords::lock_or_enqueue(Waiter& waiter) {
+RwLockWords::AsyncStep RwLockWords::lock_or_enqueue(Waiter& waiter, ThreadId* ended_owner) {
   const Mode mode = waiter.request() == kSharedRequest ? Mode::kShared : Mode::kExclusive;
   const auto must_wait = [this] { return this->must_wait(); };
   for (;;) {
@@ -191,16 +267,35 @@ RwLockWords::AsyncStep RwLockWords::lock_or_enqueue(Waiter& waiter) {
       case Attempt::kContended:
         break;
     }
-    if (parking_lot::enqueue(address(), waiter, must_wait)) return AsyncStep::kQueued;
+    if (take_from_ended_owner(mode, waiter.thread(), ended_owner)) return AsyncStep::kOwnerDied;
+    if (parking_lot::enqueue(address(), waiter, must_wait,
+                             &RwLockWords::recover_from_ended_owner)) {
+      return AsyncStep::kQueued;
+    }
   }
 }
 
 void RwLockWords::abandon_wake(ThreadId self, WakeToken token) noexcept {
-  switch (token) {
-    case kGrantedExclusive:
-      unlock(self);
+  const ThreadId ended = ended_owner_of(token);
+  switch (grant_of(token)) {
+    case kGrantedExclusive: {
+      if (ended == kNoThread) {
+        unlock(self);
+        return;
+      }
+      // The report that the writer ended must reach whoever takes the lock next: the write hold
+      // goes back to the ended writer (the writer bit never left), and is recovered again from
+      // there, or taken over lazily if nobody waits.
+      ThreadId expected = self;
+      owner().compare_exchange_strong(expected, ended, std::memory_order_release,
+                                      std::memory_order_relaxed);
+      recover_from_ended_owner(address(), ended);
       return;
+    }
     case kGrantedShared:
+      // A read hold granted with the report is simply released, and the report goes with it: the
+      // readers granted beside it were not told either, and a reader could not repair the data
+      // (turning the hold back into the ended writer's would take back their reads).
       unlock_shared();
       return;
     default:

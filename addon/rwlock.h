@@ -37,10 +37,27 @@
 //     and grants the new head of the queue what is now grantable (readers behind a writer that
 //     gave up join the readers holding the lock).
 //
+// Owner death (owner_death.h), write side only. A state with the writer bit whose owner word names
+// a thread that has ended is still held: nothing else could tell the next holder that the data may
+// be half-updated. Whoever finds it on the slow path, in either mode, takes it over and reports
+// kOwnerDied: a writer by one CAS of the owner word ended -> self (the state stays, parked bit
+// included); a reader by one CAS of the owner word ended -> 0, which alone makes it the claimant
+// (no writer can take a state with the writer bit, and nobody else writes the owner word of a
+// held lock), and then by turning the writer bit into one read hold, keeping the parked bit. Both
+// CAS the owner word, so exactly one thread takes over. With waiters queued when the thread ends,
+// recover_from_ended_owner() claims the owner word the same way and releases the write hold to
+// the oldest waiters, the first of which gets a grant carrying the ended owner; if the queue
+// emptied meanwhile, the writer bit stays and the owner word names the ended thread again, for the
+// next acquirer to find. A writer that gives such a grant away puts the ended owner back and
+// recovers again, so the report is never lost (a reader giving one away just releases its hold).
+// Read holds are not recorded per thread, so a reader that ends holding one is not detected.
+//
 // Self-deadlock: lock() or lock_shared() by the thread holding the write lock is refused
-// (kAlreadyHeld). Upgrading a read hold to a write hold (lock() while this thread reads) waits
-// forever and is NOT detected: readers are counted, not recorded per thread. For the same reason
-// unlock_shared() can only refuse a release when no reader at all holds the lock.
+// (kAlreadyHeld), also when one of its own asynchronous waits is granted the write lock while the
+// thread blocks waiting for it (a blocked wait given an interrupt watches for that). Upgrading a
+// read hold to a write hold (lock() while this thread reads) waits forever and is NOT detected:
+// readers are counted, not recorded per thread. For the same reason unlock_shared() can only
+// refuse a release when no reader at all holds the lock.
 //
 // JavaScript runs the fast paths itself with Atomics on the same words (lib/rwlock.js), using the
 // layout constants the binding exports.
@@ -81,9 +98,12 @@ class RwLockWords {
   // Tokens a waiter receives: the lock was handed to it in the requested mode.
   enum Wake : WakeToken { kGrantedShared = 1, kGrantedExclusive = 2 };
 
-  enum class LockStatus { kAcquired, kTimedOut, kInterrupted, kAlreadyHeld, kCorrupt };
+  // kOwnerDied: acquired (in the requested mode), and the previous writer had ended holding the
+  // lock. Wherever it is returned, `*ended_owner` (if given) is set to that writer.
+  enum class LockStatus { kAcquired, kOwnerDied, kTimedOut, kInterrupted, kAlreadyHeld, kCorrupt };
   enum class UnlockStatus { kUnlocked, kNotOwner, kCorrupt };
-  enum class AsyncStep { kAcquired, kQueued, kCorrupt };
+  enum class AsyncStep { kAcquired, kOwnerDied, kQueued, kCorrupt };
+  enum class Mode { kShared, kExclusive };
 
   static constexpr bool is_corrupt(std::int32_t state) noexcept {
     return state < 0 || ((state & kWriter) != 0 && readers_of(state) != 0) || state == kParked;
@@ -111,9 +131,9 @@ class RwLockWords {
   }
 
   LockStatus lock(ThreadId self, Deadline deadline = Deadline::never(),
-                  const Interrupt* interrupt = nullptr) {
+                  const Interrupt* interrupt = nullptr, ThreadId* ended_owner = nullptr) {
     if (try_lock(self)) return LockStatus::kAcquired;
-    return lock_slow(self, deadline, interrupt);
+    return lock_slow(self, deadline, interrupt, ended_owner);
   }
 
   UnlockStatus unlock(ThreadId self) noexcept {
@@ -132,8 +152,10 @@ class RwLockWords {
     return release_exclusive_slow();
   }
 
-  // The contended part of lock(): the caller's try_lock failed.
-  LockStatus lock_slow(ThreadId self, Deadline deadline, const Interrupt* interrupt);
+  // The contended part of lock(): the caller's try_lock failed. `self` must be the calling thread's
+  // current_thread_id() (a grant records the identity of the thread that parked).
+  LockStatus lock_slow(ThreadId self, Deadline deadline, const Interrupt* interrupt,
+                       ThreadId* ended_owner = nullptr);
 
   // The contended part of unlock(), after the holder has checked and cleared the owner word: the
   // writer bit is released, and the lock handed on if waiters are parked.
@@ -153,9 +175,9 @@ class RwLockWords {
   }
 
   LockStatus lock_shared(ThreadId self, Deadline deadline = Deadline::never(),
-                         const Interrupt* interrupt = nullptr) {
+                         const Interrupt* interrupt = nullptr, ThreadId* ended_owner = nullptr) {
     if (try_lock_shared()) return LockStatus::kAcquired;
-    return lock_shared_slow(self, deadline, interrupt);
+    return lock_shared_slow(self, deadline, interrupt, ended_owner);
   }
 
   UnlockStatus unlock_shared() noexcept {
@@ -170,7 +192,8 @@ class RwLockWords {
     return unlock_shared_slow();
   }
 
-  LockStatus lock_shared_slow(ThreadId self, Deadline deadline, const Interrupt* interrupt);
+  LockStatus lock_shared_slow(ThreadId self, Deadline deadline, const Interrupt* interrupt,
+                              ThreadId* ended_owner = nullptr);
 
   // The full release of one read hold: kNotOwner when no reader holds the lock.
   UnlockStatus unlock_shared_slow() noexcept;
@@ -180,11 +203,22 @@ class RwLockWords {
   // One step of an asynchronous lock in the mode `waiter.request()` names (kSharedRequest or
   // exclusive_request(waiter.thread())): acquires now, or queues `waiter`, whose one wake-up is
   // then the grant. Never blocks and never spins.
-  AsyncStep lock_or_enqueue(Waiter& waiter);
+  AsyncStep lock_or_enqueue(Waiter& waiter, ThreadId* ended_owner = nullptr);
 
   // A waiter that received `token` but no longer wants the lock (timed out, cancelled, its thread
-  // is gone) releases what it was granted, which hands the lock on to the next waiters.
+  // is gone) releases what it was granted, which hands the lock on to the next waiters; a write
+  // grant that carries an ended owner goes back to that owner and is recovered again.
   void abandon_wake(ThreadId self, WakeToken token) noexcept;
+
+  // --- Owner death ---
+
+  // A try-lock that found the lock taken: takes it over in `mode` if its writer has ended (true,
+  // with the ended writer in `*ended_owner`). Never waits.
+  bool take_from_ended_owner(Mode mode, ThreadId self, ThreadId* ended_owner) noexcept;
+
+  // The OwnerRecovery of RWLock waiters: `address` is the state word. If the thread `ended` holds
+  // the write lock there and waiters are parked, grants the lock to the oldest of them.
+  static void recover_from_ended_owner(const void* address, ThreadId ended) noexcept;
 
   // A waiter left the queue without a grant: clears the parked bit if nobody waits any more, and
   // grants the new head of the queue what is now grantable.
@@ -203,7 +237,6 @@ class RwLockWords {
   const void* address() const noexcept { return words_ + kStateIndex; }
 
  private:
-  enum class Mode { kShared, kExclusive };
   // What a newcomer does with the state word it read: acquire, or announce itself as a waiter.
   enum class Attempt { kAcquired, kRetry, kContended, kCorrupt };
 
@@ -228,10 +261,13 @@ class RwLockWords {
     return (seen & kParked) != 0 && is_held(seen) && !is_corrupt(seen);
   }
   Attempt try_acquire_or_mark(Mode mode, ThreadId self, std::int32_t seen);
-  LockStatus acquire_slow(Mode mode, ThreadId self, Deadline deadline, const Interrupt* interrupt);
+  LockStatus acquire_slow(Mode mode, ThreadId self, Deadline deadline, const Interrupt* interrupt,
+                          ThreadId* ended_owner);
   // Under the bucket lock: gives back `released` (kWriter, kOneReader or 0) and grants the oldest
-  // waiters what is then grantable, keeping the parked bit exactly when waiters remain.
-  void release_and_grant(std::int32_t released) noexcept;
+  // waiters what is then grantable, keeping the parked bit exactly when waiters remain. With an
+  // `ended` writer (whose owner word the caller has claimed), the first grant carries it, and if
+  // nothing is granted the write hold stays, with the owner word naming `ended` again.
+  void release_and_grant(std::int32_t released, ThreadId ended = kNoThread) noexcept;
 
   std::int32_t* words_;
 };
@@ -245,7 +281,9 @@ class RwLock {
   RwLock& operator=(const RwLock&) = delete;
 
   // Both throw std::system_error (resource_deadlock_would_occur) if this thread holds the write
-  // lock. A thread holding a read lock must not call lock(): that waits forever.
+  // lock. A thread holding a read lock must not call lock(): that waits forever. A lock whose
+  // previous writer ended holding it is acquired like any other here; RwLockWords reports that
+  // case to callers that can act on it.
   void lock() { check(words().lock(current_thread_id())); }
   void lock_shared() { check(words().lock_shared(current_thread_id())); }
 
@@ -255,20 +293,23 @@ class RwLock {
   bool try_lock_for(std::chrono::duration<Rep, Period> timeout) {
     const ThreadId self = current_thread_id();
     return words().try_lock(self) ||
-           words().lock_slow(self, Deadline::at(Clock::now() + timeout), nullptr) ==
-               RwLockWords::LockStatus::kAcquired;
+           acquired(words().lock_slow(self, Deadline::at(Clock::now() + timeout), nullptr));
   }
   template <typename Rep, typename Period>
   bool try_lock_shared_for(std::chrono::duration<Rep, Period> timeout) {
     return words().try_lock_shared() ||
-           words().lock_shared_slow(current_thread_id(), Deadline::at(Clock::now() + timeout),
-                                    nullptr) == RwLockWords::LockStatus::kAcquired;
+           acquired(words().lock_shared_slow(current_thread_id(),
+                                             Deadline::at(Clock::now() + timeout), nullptr));
   }
 
   void unlock() noexcept { words().unlock(current_thread_id()); }
   void unlock_shared() noexcept { words().unlock_shared(); }
 
  private:
+  static bool acquired(RwLockWords::LockStatus status) noexcept {
+    return status == RwLockWords::LockStatus::kAcquired ||
+           status == RwLockWords::LockStatus::kOwnerDied;
+  }
   static void check(RwLockWords::LockStatus status) {
     if (status == RwLockWords::LockStatus::kAlreadyHeld) {
       throw std::system_error(std::make_error_code(std::errc::resource_deadlock_would_occur));

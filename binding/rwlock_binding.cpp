@@ -3,6 +3,7 @@
 #include "rwlock_binding.h"
 
 #include "errors.h"
+#include "owner_death.h"
 #include "rwlock.h"
 #include "settlement.h"
 #include "shared_words.h"
@@ -23,18 +24,29 @@ class RwLockAsyncWaiter final : public AsyncWaiter {
 
   // JS thread: takes the lock now, or queues this waiter (returning nothing).
   std::optional<Settlement> first_step() {
-    const RwLockWords::AsyncStep step = RwLockWords(words_).lock_or_enqueue(*this);
-    if (step == RwLockWords::AsyncStep::kQueued) return std::nullopt;
-    return step == RwLockWords::AsyncStep::kAcquired ? settled::kAcquired : settled::kCorrupt;
+    ThreadId ended = kNoThread;
+    switch (RwLockWords(words_).lock_or_enqueue(*this, &ended)) {
+      case RwLockWords::AsyncStep::kAcquired:
+        return settled::kAcquired;
+      case RwLockWords::AsyncStep::kOwnerDied:
+        return owner_died(ended);
+      case RwLockWords::AsyncStep::kCorrupt:
+        return settled::kCorrupt;
+      case RwLockWords::AsyncStep::kQueued:
+        break;
+    }
+    return std::nullopt;
   }
 
-  // The only wake-up is a grant: the lock is this wait's, unless it was cancelled meanwhile.
+  // The only wake-up is a grant: the lock is this wait's, unless it was cancelled meanwhile. The
+  // grant may carry the writer that ended holding the lock.
   std::optional<Settlement> resume(WakeToken token) override {
     if (cancel_requested()) {
       RwLockWords(words_).abandon_wake(thread(), token);
       return settled::kCancelled;
     }
-    return settled::kAcquired;
+    const ThreadId ended = ended_owner_of(token);
+    return ended == kNoThread ? settled::kAcquired : owner_died(ended);
   }
 
   void abandon(WakeToken token) noexcept override {
@@ -49,10 +61,13 @@ class RwLockAsyncWaiter final : public AsyncWaiter {
   std::int32_t* const words_;
 };
 
-Settlement from_lock_status(RwLockWords::LockStatus status) {
+Settlement from_lock_status(RwLockWords::LockStatus status, ThreadContext& context,
+                            ThreadId ended) {
   switch (status) {
     case RwLockWords::LockStatus::kAcquired:
       return settled::kAcquired;
+    case RwLockWords::LockStatus::kOwnerDied:
+      return context.report_ended_owner(ended);
     case RwLockWords::LockStatus::kTimedOut:
     case RwLockWords::LockStatus::kInterrupted:
       return settled::kTimedOut;
@@ -65,19 +80,35 @@ Settlement from_lock_status(RwLockWords::LockStatus status) {
 }
 
 // rwlockLockSlow(int32Array, index, timeoutMs) and rwlockLockSharedSlow(...) -> ACQUIRED |
-// TIMED_OUT | ALREADY_HELD | CORRUPT; block this thread.
+// OWNER_DIED | TIMED_OUT | ALREADY_HELD | CORRUPT; block this thread.
 template <bool kExclusive>
 Napi::Value lock_slow(const Napi::CallbackInfo& info) {
   RwLockWords lock(shared_words(info, 0, RwLockWords::kWordCount));
   const Deadline deadline = Deadline::after_ms(timeout_ms(info, 2));
   ThreadContext& context = ThreadContext::of(info.Env());
   const Interrupt interrupt = context.interrupt();
+  ThreadId ended = kNoThread;
   const RwLockWords::LockStatus status =
-      kExclusive ? lock.lock_slow(context.thread(), deadline, &interrupt)
-                 : lock.lock_shared_slow(context.thread(), deadline, &interrupt);
+      kExclusive ? lock.lock_slow(context.thread(), deadline, &interrupt, &ended)
+                 : lock.lock_shared_slow(context.thread(), deadline, &interrupt, &ended);
   // Terminating: the pending termination exception unwinds the caller; the value is ignored.
   if (status == RwLockWords::LockStatus::kInterrupted) return info.Env().Undefined();
-  return Napi::Number::New(info.Env(), from_lock_status(status));
+  return Napi::Number::New(info.Env(), from_lock_status(status, context, ended));
+}
+
+// rwlockTakeOver(int32Array, index, exclusive) -> OWNER_DIED if the write lock was held by a
+// thread that has ended and is now this thread's in the requested mode, else 0. For a try-lock
+// whose fast path found the lock taken.
+Napi::Value take_over(const Napi::CallbackInfo& info) {
+  RwLockWords lock(shared_words(info, 0, RwLockWords::kWordCount));
+  const RwLockWords::Mode mode =
+      info[2].ToBoolean() ? RwLockWords::Mode::kExclusive : RwLockWords::Mode::kShared;
+  ThreadContext& context = ThreadContext::of(info.Env());
+  ThreadId ended = kNoThread;
+  if (!lock.take_from_ended_owner(mode, context.thread(), &ended)) {
+    return Napi::Number::New(info.Env(), 0);
+  }
+  return Napi::Number::New(info.Env(), context.report_ended_owner(ended));
 }
 
 // rwlockReleaseWriteSlow(int32Array, index) -> true; throws if the state is corrupt. JavaScript
@@ -131,6 +162,7 @@ void export_rwlock(Napi::Env env, Napi::Object exports) {
   exports.Set("rwlockLockAsync", Napi::Function::New(env, lock_async<true>, "rwlockLockAsync"));
   exports.Set("rwlockLockSharedAsync",
               Napi::Function::New(env, lock_async<false>, "rwlockLockSharedAsync"));
+  exports.Set("rwlockTakeOver", Napi::Function::New(env, take_over, "rwlockTakeOver"));
 
   Napi::Object layout = new_layout<RwLockWords>(env);
   layout.Set("STATE_INDEX", static_cast<double>(RwLockWords::kStateIndex));

@@ -216,19 +216,36 @@ export class RWLock implements SharedLocation {
   static readonly ALIGN: number;
   readonly buffer: SharedArrayBuffer;
   readonly byteOffset: number;
-  /** Blocks until this thread holds the write lock. ERR_PARKLOCK_DEADLOCK if it already does. */
+  /**
+   * Blocks until this thread holds the write lock. Throws ERR_PARKLOCK_DEADLOCK if it already does
+   * (also when its own pending lockAsync() is granted the lock while it blocks), and
+   * OwnerDiedError (holding the write lock) if the previous writer ended while holding it.
+   */
   lock(): Guard;
-  /** Takes the write lock if granted within timeoutMs (default 0: only if free now). */
+  /** Takes the write lock if granted within timeoutMs (default 0: only if free now). Throws as lock(). */
   tryLock(timeoutMs?: number): boolean;
-  /** Never blocks; rejects with TimeoutError or `signal.reason`, having taken nothing. */
+  /**
+   * Never blocks; rejects with TimeoutError or `signal.reason`, having taken nothing, or with
+   * OwnerDiedError (holding the write lock).
+   */
   lockAsync(options?: AsyncWaitOptions): Promise<Guard>;
   /** Releases the write lock; ERR_PARKLOCK_NOT_OWNER unless this thread holds it. */
   unlock(): void;
-  /** Blocks until this thread holds a read lock. ERR_PARKLOCK_DEADLOCK if it holds the write lock. */
+  /**
+   * Blocks until this thread holds a read lock. ERR_PARKLOCK_DEADLOCK if it holds the write lock
+   * (also when its own pending lockAsync() is granted it while it blocks); OwnerDiedError (holding
+   * a read lock, which its guard releases) if the previous writer ended while holding the lock.
+   */
   lockShared(): Guard;
-  /** Takes a read lock if granted within timeoutMs (default 0: only if no writer holds or waits). */
+  /**
+   * Takes a read lock if granted within timeoutMs (default 0: only if no writer holds or waits).
+   * Throws as lockShared().
+   */
   tryLockShared(timeoutMs?: number): boolean;
-  /** Never blocks; rejects with TimeoutError or `signal.reason`, having taken nothing. */
+  /**
+   * Never blocks; rejects with TimeoutError or `signal.reason`, having taken nothing, or with
+   * OwnerDiedError (holding a read lock).
+   */
   lockSharedAsync(options?: AsyncWaitOptions): Promise<Guard>;
   /** Releases one read hold; ERR_PARKLOCK_NOT_OWNER if no reader holds the lock. */
   unlockShared(): void;

@@ -8,11 +8,15 @@
 // the lock in FIFO order, so a stream of readers cannot starve a writer. Readers are counted, not
 // recorded per thread: upgrading a read hold to a write hold (lock() while this thread reads)
 // waits forever and is not detected.
+//
+// Owner death: a write lock whose holder's thread ended (terminated, exited, crashed, or its code
+// returned) is taken over by the next acquirer in either mode, which gets an OwnerDiedError whose
+// guard holds the lock in the mode it asked for.
 const native = require('./native');
 const { attach, defineLocation, defineSize } = require('./shared_memory');
 const { threadId, settled, waitAsync } = require('./async_waits');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
-const { lockError, corrupt } = require('./errors');
+const { lockError, corrupt, OwnerDiedError } = require('./errors');
 const { Guard } = require('./guard');
 
 const layout = native.rwlockLayout;
@@ -65,7 +69,8 @@ class RWLock {
   tryLock(timeoutMs = 0) {
     validateTimeout(timeoutMs, 'timeoutMs');
     if (this.#tryLockNow()) return true;
-    if (timeoutMs === 0 || this.isWriteLockedByCurrentThread) return this.#refused();
+    if (this.isWriteLockedByCurrentThread) return this.#refused();
+    if (timeoutMs === 0) return this.#takeOver(true);
     return this.#lockSlow(timeoutMs);
   }
 
@@ -80,7 +85,7 @@ class RWLock {
       this,
       (id) => native.rwlockLockAsync(this.#words, 0, id),
       { timeout, signal },
-      (settlement) => this.#acquired(settlement) && new Guard(this),
+      (settlement) => this.#acquired(settlement, false) && new Guard(this),
     );
   }
 
@@ -112,7 +117,8 @@ class RWLock {
   tryLockShared(timeoutMs = 0) {
     validateTimeout(timeoutMs, 'timeoutMs');
     if (this.#tryLockSharedNow()) return true;
-    if (timeoutMs === 0 || this.isWriteLockedByCurrentThread) return this.#refused();
+    if (this.isWriteLockedByCurrentThread) return this.#refused();
+    if (timeoutMs === 0) return this.#takeOver(false);
     return this.#lockSharedSlow(timeoutMs);
   }
 
@@ -130,7 +136,7 @@ class RWLock {
       this,
       (id) => native.rwlockLockSharedAsync(this.#words, 0, id),
       { timeout, signal },
-      (settlement) => this.#acquired(settlement) && new Guard(this.#readHold),
+      (settlement) => this.#acquired(settlement, true) && new Guard(this.#readHold),
     );
   }
 
@@ -209,23 +215,33 @@ class RWLock {
     return false;
   }
 
+  // A try form with timeout 0 whose CAS failed: the lock is this thread's only if its writer has
+  // ended (then that is reported); otherwise as #refused().
+  #takeOver(exclusive) {
+    const settlement = native.rwlockTakeOver(this.#words, 0, exclusive);
+    return settlement ? this.#acquired(settlement, !exclusive) : this.#refused();
+  }
+
   #lockSlow(timeoutMs) {
     if (this.isWriteLockedByCurrentThread) throw deadlock();
-    return this.#acquired(native.rwlockLockSlow(this.#words, 0, timeoutMs));
+    return this.#acquired(native.rwlockLockSlow(this.#words, 0, timeoutMs), false);
   }
 
   #lockSharedSlow(timeoutMs) {
     if (this.isWriteLockedByCurrentThread) throw deadlock();
-    return this.#acquired(native.rwlockLockSharedSlow(this.#words, 0, timeoutMs));
+    return this.#acquired(native.rwlockLockSharedSlow(this.#words, 0, timeoutMs), true);
   }
 
-  // true if acquired, false if a synchronous wait timed out; throws otherwise.
-  #acquired(settlement) {
+  // true if acquired (in the shared mode if `shared`), false if a synchronous wait timed out;
+  // throws otherwise (OwnerDiedError having acquired: its guard releases in that mode).
+  #acquired(settlement, shared) {
     switch (settlement) {
       case settled.ACQUIRED:
         return true;
       case settled.TIMED_OUT:
         return false;
+      case settled.OWNER_DIED:
+        throw new OwnerDiedError('rwlock', new Guard(shared ? this.#readHold : this), native.endedOwner());
       case settled.ALREADY_HELD:
         throw deadlock();
       default:

@@ -1,13 +1,24 @@
 'use strict';
 // RWLock: construction and bad input, both sides on one thread, the Promise forms, and with
 // workers: readers that overlap, a writer that readers arriving later cannot overtake, timeouts,
-// terminate() of blocked workers, and a stress test with exact counts and untorn reads.
+// terminate() of blocked workers, a stress test with exact counts and untorn reads, a writer whose
+// thread ends holding the lock (reported to the next acquirer in either mode, and to waiters queued
+// before), and a blocked call whose own lockAsync is granted the write lock.
 const { describe, it } = require('node:test');
 const assert = require('node:assert/strict');
-const { RWLock, TimeoutError, layouts } = require('../lib');
+const { RWLock, TimeoutError, OwnerDiedError, layouts } = require('../lib');
 const native = require('../lib/native');
 const { threadId, pendingCount } = require('../lib/async_waits');
-const { fixture, tick, waitFor, withinLimit, isSettled, runWorkers, agentsPerTest } = require('./helpers');
+const {
+  HANG_LIMIT_MS,
+  fixture,
+  tick,
+  waitFor,
+  withinLimit,
+  isSettled,
+  runWorkers,
+  agentsPerTest,
+} = require('./helpers');
 
 const { WRITER, PARKED, ONE_READER, MAX_READERS, READER_SHIFT } = layouts.rwlock;
 
@@ -549,4 +560,143 @@ describe('RWLock across workers', () => {
     assert.ok(maxReaders >= 1 && maxReaders <= READERS);
     assertFree(rw);
   });
+});
+
+describe('RWLock whose writer ended while holding the write lock', () => {
+  const OWNER_DIED = { name: 'OwnerDiedError', code: 'ERR_PARKLOCK_OWNER_DIED' };
+
+  // An agent that takes the write lock with `how` ('lock' or 'lockAsync') and holds it; `end()`
+  // then ends its thread in the way named ('terminate', 'exit', 'throw' or 'return') and resolves
+  // once it has exited. `threadId` is its Node threadId (a worker's reads -1 once it has exited).
+  async function writerThatEnds(rw, how) {
+    const agent = await startAgent(rw);
+    const threadId = agent.worker.threadId;
+    agent.worker.on('error', () => {}); // the 'throw' ending
+    assert.equal(await agent.call(how), true);
+    assert.deepEqual(words(rw), [WRITER, agent.threadId]);
+    const end = async (ending) => {
+      if (ending === 'terminate') await agent.terminate();
+      else agent.send('end', { how: ending });
+      await withinLimit(agent.exited, `the writer to end (${ending})`);
+    };
+    return { agent, threadId, end };
+  }
+
+  // Checks `error` is the report of `threadId`'s death, unlocks through its guard, and checks the
+  // lock is an ordinary one again.
+  function assertReportedAndRecover(rw, error, threadId, mode) {
+    assert.ok(error instanceof OwnerDiedError, `an OwnerDiedError, not ${error}`);
+    assert.equal(error.code, 'ERR_PARKLOCK_OWNER_DIED');
+    assert.equal(error.threadId, threadId);
+    if (mode === 'write') {
+      assert.equal(rw.isWriteLockedByCurrentThread, true);
+    } else {
+      assert.equal(rw.isWriteLocked, false);
+      assert.equal(rw.readers, 1);
+    }
+    error.guard.unlock();
+    assert.equal(rw.isLocked, false);
+    rw.lock().unlock();
+    rw.lockShared().unlock();
+    assertFree(rw);
+  }
+
+  for (const how of ['lock', 'lockAsync']) {
+    for (const ending of ['terminate', 'exit', 'throw', 'return']) {
+      it(`after the writer (${how}) ends by ${ending}, lock() throws OwnerDiedError holding the lock`, { timeout: 30_000 }, async () => {
+        const rw = new RWLock();
+        const { threadId, end } = await writerThatEnds(rw, how);
+        await end(ending);
+        const error = (() => {
+          try {
+            rw.lock();
+          } catch (thrown) {
+            return thrown;
+          }
+          return undefined;
+        })();
+        assertReportedAndRecover(rw, error, threadId, 'write');
+      });
+    }
+  }
+
+  const acquirers = [
+    ['lockShared', 'read', (rw) => rw.lockShared()],
+    ['tryLock(0)', 'write', (rw) => rw.tryLock()],
+    ['tryLockShared(0)', 'read', (rw) => rw.tryLockShared()],
+    ['tryLock(timeout)', 'write', (rw) => rw.tryLock(HANG_LIMIT_MS)],
+    ['tryLockShared(timeout)', 'read', (rw) => rw.tryLockShared(HANG_LIMIT_MS)],
+    ['lockAsync', 'write', (rw) => rw.lockAsync()],
+    ['lockSharedAsync', 'read', (rw) => rw.lockSharedAsync()],
+  ];
+  for (const [name, mode, acquire] of acquirers) {
+    it(`${name} after the writer ended reports it, holding the lock in its own mode`, { timeout: 30_000 }, async () => {
+      const rw = new RWLock();
+      const { threadId, end } = await writerThatEnds(rw, 'lock');
+      await end('return');
+      let error;
+      try {
+        await acquire(rw);
+      } catch (thrown) {
+        error = thrown;
+      }
+      assertReportedAndRecover(rw, error, threadId, mode);
+    });
+  }
+
+  for (const ending of ['terminate', 'exit']) {
+    it(`lockAsync() and lockSharedAsync() queued before the writer ends (${ending}) reject with OwnerDiedError`, { timeout: 30_000 }, async () => {
+      const rw = new RWLock();
+      const { threadId, end } = await writerThatEnds(rw, 'lockAsync');
+      const writer = rw.lockAsync();
+      const reader = rw.lockSharedAsync();
+      writer.catch(() => {});
+      reader.catch(() => {});
+      assert.equal(queued(rw), 2);
+      await end(ending);
+      // The oldest waiter gets the lock and the report; the reader behind it then waits for it.
+      const error = await withinLimit(writer.then(() => undefined, (thrown) => thrown), 'the queued lockAsync');
+      assert.equal(await isSettled(reader), false);
+      assert.ok(error instanceof OwnerDiedError);
+      assert.equal(error.threadId, threadId);
+      error.guard.unlock();
+      const guard = await withinLimit(reader, 'the reader behind it, as an ordinary grant');
+      guard.unlock();
+      assertFree(rw);
+    });
+  }
+
+  it('lock() blocked in another worker before the writer ends throws OwnerDiedError there, holding the lock', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const { end } = await writerThatEnds(rw, 'lock');
+    const waiter = await startAgent(rw);
+    const blocked = waiter.send('lock');
+    await withinLimit(blocked.started, 'the waiter starting');
+    await waitFor(() => queued(rw) === 1, 'the waiter to park');
+    await end('exit');
+    await assert.rejects(withinLimit(blocked.reply, 'the blocked lock()'), OWNER_DIED);
+    assert.deepEqual(await waiter.call('state'), { isLocked: true, isWriteLocked: true, readers: 0, mine: true });
+    await waiter.call('unlock');
+    assertFree(rw);
+  });
+});
+
+describe('RWLock: a thread blocking on a lock its own lockAsync waits for', () => {
+  for (const blocking of ['tryLock', 'tryLockShared', 'lockShared']) {
+    it(`${blocking}() gets ERR_PARKLOCK_DEADLOCK when the write lock is granted to that lockAsync`, { timeout: 30_000 }, async () => {
+      const rw = new RWLock();
+      const agent = await startAgent(rw);
+      const holder = rw.lock();
+      await agent.call('startLockAsync', { key: 'a' });
+      const blocked = agent.send(blocking, { timeout: HANG_LIMIT_MS });
+      await withinLimit(blocked.started, 'the worker to block');
+      await waitFor(() => queued(rw) === 2, 'both waits of the worker to queue');
+      holder.unlock(); // grants the oldest waiter: the worker's lockAsync, which cannot run yet
+      // The blocked call notices that its own thread now holds the write lock and throws instead
+      // of waiting forever.
+      await assert.rejects(withinLimit(blocked.reply, `the blocked ${blocking}`), DEADLOCK);
+      assert.equal(await agent.call('settle', { key: 'a' }), 'acquired');
+      assertFree(rw);
+    });
+  }
 });

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "owner_death.h"
 #include "test_support.h"
 
 namespace parklock {
@@ -653,6 +654,194 @@ TEST_F(RwLockWordsTest, AsyncAndSyncLockersKeepAnExactCount) {
   EXPECT_EQ(writes, write_acquisitions.load());
   EXPECT_EQ(write_acquisitions.load() + read_acquisitions.load() + give_ups.load(),
             4 * kIterations);
+  ExpectClean();
+}
+
+// --- Owner death and self-deadlock ---
+
+// Runs `body` on a thread of its own and returns that thread's id once the thread has ended (its
+// thread_local identity ends it at exit, as a Node environment's teardown does for a worker).
+template <typename Body>
+ThreadId RunThreadThatEnds(Body body) {
+  ThreadId id = kNoThread;
+  std::thread([&] {
+    id = current_thread_id();
+    body(id);
+  }).join();
+  return id;
+}
+
+TEST_F(RwLockWordsTest, AWriterThatEndsHoldingTheLockIsTakenOverByTheNextWriter) {
+  const ThreadId dead =
+      RunThreadThatEnds([&](ThreadId me) { ASSERT_EQ(lock_.lock(me), LockStatus::kAcquired); });
+  ASSERT_TRUE(thread_ended(dead));
+  EXPECT_EQ(state(), kW) << "still held: never silently freed";
+  EXPECT_EQ(owner(), dead);
+  EXPECT_FALSE(lock_.try_lock(self_)) << "the fast path does not look at the owner";
+
+  ThreadId ended = kNoThread;
+  ASSERT_EQ(lock_.lock(self_, HangGuard(), nullptr, &ended), LockStatus::kOwnerDied);
+  EXPECT_EQ(ended, dead);
+  EXPECT_EQ(owner(), self_);
+  EXPECT_EQ(state() & kW, kW);
+  ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+  ExpectClean();
+  ASSERT_EQ(lock_.lock(self_, HangGuard(), nullptr, &ended), LockStatus::kAcquired)
+      << "an ordinary lock again";
+  ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+
+  // The try form of the binding (a try-lock with timeout 0 whose CAS failed).
+  const ThreadId dead_again =
+      RunThreadThatEnds([&](ThreadId me) { ASSERT_EQ(lock_.lock(me), LockStatus::kAcquired); });
+  ended = kNoThread;
+  ASSERT_TRUE(lock_.take_from_ended_owner(RwLockWords::Mode::kExclusive, self_, &ended));
+  EXPECT_EQ(ended, dead_again);
+  EXPECT_EQ(state(), kW);
+  EXPECT_EQ(owner(), self_);
+  EXPECT_FALSE(lock_.take_from_ended_owner(RwLockWords::Mode::kExclusive, self_, &ended))
+      << "this thread is alive";
+  ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, AReaderTakesOverTheWriteLockOfAnEndedWriterAsOneReadHold) {
+  const ThreadId dead =
+      RunThreadThatEnds([&](ThreadId me) { ASSERT_EQ(lock_.lock(me), LockStatus::kAcquired); });
+  ThreadId ended = kNoThread;
+  ASSERT_EQ(lock_.lock_shared(self_, HangGuard(), nullptr, &ended), LockStatus::kOwnerDied);
+  EXPECT_EQ(ended, dead);
+  EXPECT_EQ(state() & ~kP, Readers(1)) << "the write hold became one read hold";
+  EXPECT_EQ(owner(), 0);
+  EXPECT_FALSE(lock_.try_lock(self_));
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ExpectClean();
+
+  const ThreadId dead_again =
+      RunThreadThatEnds([&](ThreadId me) { ASSERT_EQ(lock_.lock(me), LockStatus::kAcquired); });
+  ended = kNoThread;
+  ASSERT_TRUE(lock_.take_from_ended_owner(RwLockWords::Mode::kShared, self_, &ended));
+  EXPECT_EQ(ended, dead_again);
+  EXPECT_EQ(state(), Readers(1));
+  EXPECT_EQ(owner(), 0);
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, WaitersParkedBeforeTheWriterEndsAreGrantedTheLockWithTheReport) {
+  for (const bool shared : {false, true}) {
+    std::atomic<ThreadId> dead{kNoThread};
+    std::atomic<bool> may_end{false};
+    std::thread holder([&] {
+      const ThreadId me = current_thread_id();
+      ASSERT_EQ(lock_.lock(me), LockStatus::kAcquired);
+      dead = me;
+      EXPECT_TRUE(WaitUntil([&] { return may_end.load(); }));
+    });
+    ASSERT_TRUE(WaitUntil([&] { return dead.load() != kNoThread; }));
+    LockStatus status = LockStatus::kCorrupt;
+    ThreadId ended = kNoThread;
+    ThreadGroup threads;
+    threads.Start([&] {
+      const ThreadId me = current_thread_id();
+      status = shared ? lock_.lock_shared(me, HangGuard(), nullptr, &ended)
+                      : lock_.lock(me, HangGuard(), nullptr, &ended);
+      if (status != LockStatus::kOwnerDied) return;
+      EXPECT_EQ(shared ? lock_.unlock_shared() : lock_.unlock(me), UnlockStatus::kUnlocked);
+    });
+    ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
+    may_end = true;
+    holder.join();  // ends the holder: its end recovers the lock for the parked waiter
+    threads.JoinOrAbort();
+    EXPECT_EQ(status, LockStatus::kOwnerDied) << (shared ? "reader" : "writer");
+    EXPECT_EQ(ended, dead.load());
+    ExpectClean();
+  }
+}
+
+TEST_F(RwLockWordsTest, AnAbandonedGrantThatCarriesAnEndedWriterKeepsTheReport) {
+  std::atomic<ThreadId> dead{kNoThread};
+  std::atomic<bool> may_end{false};
+  std::thread holder([&] {
+    const ThreadId me = current_thread_id();
+    ASSERT_EQ(lock_.lock(me), LockStatus::kAcquired);
+    dead = me;
+    EXPECT_TRUE(WaitUntil([&] { return may_end.load(); }));
+  });
+  ASSERT_TRUE(WaitUntil([&] { return dead.load() != kNoThread; }));
+  GrantWaiter w1 = GrantWaiter::Exclusive(kAsyncA);
+  GrantWaiter w2 = GrantWaiter::Exclusive(kAsyncB);
+  for (GrantWaiter* waiter : {&w1, &w2}) {
+    ASSERT_EQ(lock_.lock_or_enqueue(*waiter), AsyncStep::kQueued);
+  }
+  may_end = true;
+  holder.join();
+  ASSERT_TRUE(w1.WaitForWakes(1));
+  EXPECT_EQ(grant_of(w1.tokens()[0]), RwLockWords::kGrantedExclusive);
+  EXPECT_EQ(ended_owner_of(w1.tokens()[0]), dead.load());
+  EXPECT_EQ(owner(), kAsyncA);
+
+  // w1 gives its grant away: w2 gets the lock, and the report with it.
+  lock_.abandon_wake(kAsyncA, w1.tokens()[0]);
+  ASSERT_TRUE(w2.WaitForWakes(1));
+  EXPECT_EQ(grant_of(w2.tokens()[0]), RwLockWords::kGrantedExclusive);
+  EXPECT_EQ(ended_owner_of(w2.tokens()[0]), dead.load());
+  EXPECT_EQ(owner(), kAsyncB);
+
+  // w2 gives it away with nobody waiting: the lock stays the ended writer's, for the next taker.
+  lock_.abandon_wake(kAsyncB, w2.tokens()[0]);
+  EXPECT_EQ(state(), kW);
+  EXPECT_EQ(owner(), dead.load());
+  ThreadId ended = kNoThread;
+  ASSERT_EQ(lock_.lock_shared(self_, HangGuard(), nullptr, &ended), LockStatus::kOwnerDied);
+  EXPECT_EQ(ended, dead.load());
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, ABlockedLockWhoseOwnAsyncWaitIsGrantedTheWriteLockReportsADeadlock) {
+  // With an interrupt (what the binding always gives), the blocked wait watches the owner word.
+  const auto never = [] { return false; };
+  const Interrupt interrupt{std::chrono::milliseconds(1), never};
+  for (const bool shared : {false, true}) {
+    std::atomic<bool> held{false};
+    ThreadGroup threads;
+    threads.Start([&] {
+      const ThreadId me = current_thread_id();
+      ASSERT_EQ(lock_.lock(me), LockStatus::kAcquired);
+      held = true;
+      EXPECT_TRUE(WaitUntil([&] { return queued() == 2; }));
+      EXPECT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
+    });
+    ASSERT_TRUE(WaitUntil([&] { return held.load(); }));
+    GrantWaiter mine = GrantWaiter::Exclusive(self_);  // this thread's own lockAsync
+    ASSERT_EQ(lock_.lock_or_enqueue(mine), AsyncStep::kQueued);
+    const LockStatus status = shared ? lock_.lock_shared(self_, HangGuard(), &interrupt)
+                                     : lock_.lock(self_, HangGuard(), &interrupt);
+    EXPECT_EQ(status, LockStatus::kAlreadyHeld) << (shared ? "lock_shared" : "lock");
+    threads.JoinOrAbort();
+    ASSERT_TRUE(mine.WaitForWakes(1));
+    EXPECT_EQ(mine.tokens()[0], RwLockWords::kGrantedExclusive);
+    EXPECT_EQ(owner(), self_);
+    EXPECT_EQ(queued(), 0u);
+    ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+    ExpectClean();
+  }
+
+  // A write lock granted to the blocked waiter itself is what the watch sees too: it is taken.
+  std::atomic<bool> held{false};
+  ThreadGroup threads;
+  threads.Start([&] {
+    const ThreadId me = current_thread_id();
+    ASSERT_EQ(lock_.lock(me), LockStatus::kAcquired);
+    held = true;
+    EXPECT_TRUE(WaitUntil([&] { return queued() == 1; }));
+    EXPECT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
+  });
+  ASSERT_TRUE(WaitUntil([&] { return held.load(); }));
+  EXPECT_EQ(lock_.lock(self_, HangGuard(), &interrupt), LockStatus::kAcquired);
+  threads.JoinOrAbort();
+  EXPECT_EQ(owner(), self_);
+  ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
   ExpectClean();
 }
 
