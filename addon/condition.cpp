@@ -1,5 +1,7 @@
 #include "condition.h"
 
+#include "self_deadlock_watch.h"
+
 namespace parklock {
 
 namespace {
@@ -37,18 +39,12 @@ ConditionWord::WaitStatus ConditionWord::wait(MutexWord mutex, ThreadId self, De
   const FunctionRef<void()> release_mutex = release;
   // While this thread sleeps here, the mutex can only come to name it through one of its own
   // asynchronous locks, which cannot run until this wait returns: re-acquiring would never
-  // succeed, so the wait watches for that (with the interrupt's polling) and reports it. The
-  // interrupt is asked first, so that a thread being stopped still passes on what it was handed.
-  bool interrupt_requested = false;
-  auto stopping_or_self_deadlocked = [&] {
-    interrupt_requested = interrupt->requested();
-    return interrupt_requested || (mutex.is_locked() && mutex.owner_thread() == self);
-  };
-  const Interrupt watch{interrupt != nullptr ? interrupt->poll_interval : Clock::duration{},
-                        stopping_or_self_deadlocked};
+  // succeed, so the wait watches for that (self_deadlock_watch.h) and reports it.
+  auto held_by_this_thread = [&] { return mutex.is_locked() && mutex.owner_thread() == self; };
+  const SelfDeadlockWatch watch(interrupt, held_by_this_thread);
   parking_lot::ParkOptions options;
   options.deadline = deadline;
-  options.interrupt = interrupt != nullptr ? &watch : nullptr;
+  options.interrupt = watch.interrupt();
   options.before_sleep = &release_mutex;
   options.request = request_for(mutex);
   const ParkResult parked = parking_lot::park(
@@ -66,14 +62,14 @@ ConditionWord::WaitStatus ConditionWord::wait(MutexWord mutex, ThreadId self, De
     case ParkResult::Status::kTimedOut:
       return relock(mutex, self, 0, interrupt, WaitStatus::kTimedOut, ended_owner);
     case ParkResult::Status::kInterrupted:
-      return interrupt_requested ? WaitStatus::kInterrupted : WaitStatus::kAlreadyHeld;
+      return watch.interrupt_requested() ? WaitStatus::kInterrupted : WaitStatus::kAlreadyHeld;
     case ParkResult::Status::kInvalid:  // validate always holds
     case ParkResult::Status::kUnparked:
       break;
   }
   // Woken while the watch fired: only a real interrupt gives the wake-up away; otherwise the
   // re-lock below either takes a mutex handed to this very waiter or detects the deadlock itself.
-  if (parked.interrupted && interrupt_requested) {
+  if (parked.interrupted && watch.interrupt_requested()) {
     abandon_wake(mutex, self, parked.token);
     return WaitStatus::kInterrupted;
   }
