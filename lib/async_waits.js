@@ -9,6 +9,7 @@
 // over, say) and settles the wait as CANCELLED, and we reject then.
 const native = require('./native');
 const { TimeoutError } = require('./errors');
+const { isAborted, reasonOf, listen } = require('./signals');
 
 const { settled } = native;
 const pending = new Map();
@@ -24,6 +25,8 @@ function onSettle(id, settlement) {
 // Any JS function: a thread blocked in a synchronous wait calls it now and then, and the call
 // failing is how it learns that worker.terminate() was called.
 function probe() {}
+
+function noop() {}
 
 const threadId = native.init(onSettle, probe);
 
@@ -47,11 +50,38 @@ function startTimer(ms, fire) {
 // then it resolves to that (futex.waitAsync resolves 'timed-out', Condition#waitAsync false).
 // `owner` is kept reachable while the wait is pending, and with it the shared memory the addon
 // is waiting on.
+//
+// Throws, rather than rejects, what the signal throws (its getters, its addEventListener): the
+// Promise forms turn that into a rejection (./promise_form.js). Every such step runs before
+// begin(), because a throw after it would leave the wait queued in the addon, to take a lock (or
+// permits) later for nobody.
 function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) {
-  if (signal !== undefined && signal.aborted) return Promise.reject(signal.reason);
   const id = nextId++;
-  const now = begin(id);
+  let cancelled = false;
+  let reason; // why it was cancelled (an abort reason may be any value, undefined included)
+  let queued = false;
+  const cancel = (why) => {
+    if (cancelled) return;
+    cancelled = true;
+    reason = why;
+    if (queued && pending.has(id) && native.cancel(id)) onSettle(id, settled.CANCELLED);
+  };
+  let stopListening = noop;
+  if (signal !== undefined) {
+    if (isAborted(signal)) return Promise.reject(reasonOf(signal));
+    stopListening = listen(signal, () => cancel(reasonOf(signal)));
+    // A signal whose addEventListener calls the listener at once aborted before anything queued.
+    if (cancelled) return Promise.reject(reason);
+  }
+  let now;
+  try {
+    now = begin(id);
+  } catch (error) {
+    stopListening();
+    throw error;
+  }
   if (now !== settled.PENDING) {
+    stopListening();
     try {
       return Promise.resolve(interpret(now));
     } catch (error) {
@@ -60,11 +90,9 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
   }
   return new Promise((resolve, reject) => {
     let timer;
-    let reason;
-    const onAbort = () => cancel(signal.reason);
     const settle = (settlement) => {
       if (timer !== undefined) clearTimeout(timer.handle);
-      if (signal !== undefined) signal.removeEventListener('abort', onAbort);
+      stopListening();
       if (settlement === settled.CANCELLED) {
         if (reason instanceof TimeoutError && timedOutValue !== undefined) resolve(timedOutValue);
         else reject(reason);
@@ -76,16 +104,11 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
         reject(error);
       }
     };
-    const cancel = (why) => {
-      if (reason !== undefined || !pending.has(id)) return;
-      reason = why;
-      if (native.cancel(id)) onSettle(id, settled.CANCELLED);
-    };
     pending.set(id, { settle, owner });
+    queued = true;
     if (timeout !== Infinity) {
       timer = startTimer(timeout, () => cancel(new TimeoutError(`Timed out after ${timeout} ms`)));
     }
-    if (signal !== undefined) signal.addEventListener('abort', onAbort, { once: true });
   });
 }
 
