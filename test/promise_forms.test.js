@@ -91,12 +91,6 @@ describe('bad arguments other than options', () => {
     for (const [call, expected] of calls) await assertRejectsWithoutThrowing(call, expected, String(call));
   });
 
-  it('Mutex#executeLocked rejects a non-function', async () => {
-    const m = new Mutex();
-    await assertRejectsWithoutThrowing(() => m.executeLocked(5), INVALID, 'executeLocked(5)');
-    assert.equal(m.isLocked, false);
-  });
-
   it("a guard's Symbol.asyncDispose rejects where unlock() would throw", async () => {
     const asyncDispose = Symbol.asyncDispose || Symbol.for('nodejs.asyncDispose');
     const m = new Mutex();
