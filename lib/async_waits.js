@@ -10,16 +10,18 @@
 const native = require('./native');
 const { TimeoutError } = require('./errors');
 const { isAborted, reasonOf, listen } = require('./signals');
+const { joinCopies } = require('./copies');
 
 const { settled } = native;
 const pending = new Map();
-let nextId = 1;
 
+// Whether the wait `id` is one of this copy's (see ./copies.js); settles it if so.
 function onSettle(id, settlement) {
   const wait = pending.get(id);
-  if (wait === undefined) return;
+  if (wait === undefined) return false;
   pending.delete(id);
   wait.settle(settlement);
+  return true;
 }
 
 // Any JS function: a thread blocked in a synchronous wait calls it now and then, and the call
@@ -28,7 +30,7 @@ function probe() {}
 
 function noop() {}
 
-const threadId = native.init(onSettle, probe);
+const { threadId, newWaitId } = joinCopies(native, onSettle, probe);
 
 // setTimeout fires at once for delays beyond 2^31-1 ms, so longer timeouts are chained.
 const MAX_TIMER_DELAY = 0x7fffffff;
@@ -56,7 +58,7 @@ function startTimer(ms, fire) {
 // begin(), because a throw after it would leave the wait queued in the addon, to take a lock (or
 // permits) later for nobody.
 function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) {
-  const id = nextId++;
+  const id = newWaitId();
   let cancelled = false;
   let reason; // why it was cancelled (an abort reason may be any value, undefined included)
   let queued = false;
