@@ -1,6 +1,12 @@
 // Module entry: loaded once per environment (the main thread and each worker), each with its own
 // ThreadContext; everything else in the addon is process-wide (the parking lot).
 #include <napi.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+#include <string>
 
 #include "barrier_binding.h"
 #include "condition_binding.h"
@@ -20,8 +26,10 @@ namespace parklock::binding {
 
 namespace {
 
-// init(onSettle, probe, nodeThreadId): installs this thread's context. Called once by
-// lib/async_waits.js.
+constexpr const char* kInstanceVariable = "PARKLOCK_ADDON_INSTANCE";
+
+// init(onSettle, probe, nodeThreadId): installs this thread's context. Called once per
+// environment, by lib/copies.js.
 Napi::Value init(const Napi::CallbackInfo& info) {
   if (!info[0].IsFunction() || !info[1].IsFunction() || !info[2].IsNumber()) {
     throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE",
@@ -58,9 +66,33 @@ Napi::Value queued_count(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), static_cast<double>(queued));
 }
 
+// Marks this copy of the library as the process's. Every worker that loads the same file shares
+// this copy (and its parking lot and thread ids); a different copy of the file, such as a second
+// version of the package, would have its own, so a lock released through one could never wake a
+// waiter of the other: it is refused at load instead. The mark is an environment variable because
+// that is the one place two copies of a library can both see; it holds the process id, so that a
+// child process, which inherits it, is not taken for a second copy.
+void claim_process(Napi::Env env) {
+  static std::mutex claiming;
+  std::lock_guard<std::mutex> guard(claiming);
+  const std::string pid = std::to_string(static_cast<long>(getpid())) + ":";
+  const std::string mine = pid + std::to_string(reinterpret_cast<std::uintptr_t>(&claiming));
+  const char* claimed = std::getenv(kInstanceVariable);
+  if (claimed != nullptr && std::string(claimed).rfind(pid, 0) == 0) {
+    if (mine == claimed) return;
+    throw_error(
+        env, "ERR_PARKLOCK_DUPLICATE_ADDON",
+        "parklock: a different copy of the parklock addon is already loaded in this process "
+        "(two versions of the package?); all copies must resolve to one package, or waiters "
+        "of one copy would never be woken by the other");
+  }
+  setenv(kInstanceVariable, mine.c_str(), 1);
+}
+
 }  // namespace
 
 Napi::Object module_init(Napi::Env env, Napi::Object exports) {
+  claim_process(env);
   exports.Set("init", Napi::Function::New(env, init, "init"));
   exports.Set("cancel", Napi::Function::New(env, cancel, "cancel"));
   exports.Set("endedOwner", Napi::Function::New(env, ended_owner, "endedOwner"));

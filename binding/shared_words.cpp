@@ -9,20 +9,32 @@ namespace parklock::binding {
 std::int32_t* shared_words(const Napi::CallbackInfo& info, std::size_t arg,
                            std::size_t word_count) {
   Napi::Env env = info.Env();
-  if (!info[arg].IsTypedArray() ||
-      info[arg].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) {
-    throw_type_error(env, "ERR_INVALID_ARG_TYPE", "expected an Int32Array");
+  napi_value value = info[arg];
+  bool is_typed_array = false;
+  napi_typedarray_type type = napi_uint8_array;
+  std::size_t length = 0;
+  void* data = nullptr;
+  napi_value buffer = nullptr;
+  std::size_t byte_offset = 0;
+  bool is_array_buffer = true;
+  // Only memory on a SharedArrayBuffer can be waited on by another thread; a plain ArrayBuffer
+  // can also be detached or transferred while a waiter is parked on it.
+  if (napi_is_typedarray(env, value, &is_typed_array) != napi_ok || !is_typed_array ||
+      napi_get_typedarray_info(env, value, &type, &length, &data, &buffer, &byte_offset) !=
+          napi_ok ||
+      type != napi_int32_array || napi_is_arraybuffer(env, buffer, &is_array_buffer) != napi_ok ||
+      is_array_buffer) {
+    throw_type_error(env, "ERR_INVALID_ARG_TYPE", "expected an Int32Array on a SharedArrayBuffer");
   }
-  auto array = info[arg].As<Napi::Int32Array>();
   if (!info[arg + 1].IsNumber()) {
     throw_type_error(env, "ERR_INVALID_ARG_TYPE", "expected an integer index");
   }
   const double index = info[arg + 1].As<Napi::Number>().DoubleValue();
   if (!(index >= 0) || std::floor(index) != index ||
-      index + static_cast<double>(word_count) > static_cast<double>(array.ElementLength())) {
+      index + static_cast<double>(word_count) > static_cast<double>(length)) {
     throw_range_error(env, "ERR_OUT_OF_RANGE", "index out of range of the Int32Array");
   }
-  return array.Data() + static_cast<std::size_t>(index);
+  return static_cast<std::int32_t*>(data) + static_cast<std::size_t>(index);
 }
 
 double timeout_ms(const Napi::CallbackInfo& info, std::size_t arg) {

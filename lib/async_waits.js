@@ -9,26 +9,30 @@
 // fires while it re-locks its mutex is still notified), or reports that its wake-up is already on
 // the way, in which case the addon passes on what the wake-up gave (a lock handed over, say) and
 // settles the wait as CANCELLED, and we reject then.
-const { threadId: nodeThreadId } = require('node:worker_threads');
 const native = require('./native');
 const { TimeoutError } = require('./errors');
+const { isAborted, reasonOf, listen } = require('./signals');
+const { joinCopies } = require('./copies');
 
 const { settled } = native;
 const pending = new Map();
-let nextId = 1;
 
+// Whether the wait `id` is one of this copy's (see ./copies.js); settles it if so.
 function onSettle(id, settlement) {
   const wait = pending.get(id);
-  if (wait === undefined) return;
+  if (wait === undefined) return false;
   pending.delete(id);
   wait.settle(settlement);
+  return true;
 }
 
 // Any JS function: a thread blocked in a synchronous wait calls it now and then, and the call
 // failing is how it learns that worker.terminate() was called.
 function probe() {}
 
-const threadId = native.init(onSettle, probe, nodeThreadId);
+function noop() {}
+
+const { threadId, newWaitId } = joinCopies(native, onSettle, probe);
 
 // setTimeout fires at once for delays beyond 2^31-1 ms, so longer timeouts are chained.
 const MAX_TIMER_DELAY = 0x7fffffff;
@@ -50,11 +54,40 @@ function startTimer(ms, fire) {
 // then it resolves to that (futex.waitAsync resolves 'timed-out', Condition#waitAsync false).
 // `owner` is kept reachable while the wait is pending, and with it the shared memory the addon
 // is waiting on.
+//
+// Throws, rather than rejects, what the signal throws (its getters, its addEventListener): the
+// Promise forms turn that into a rejection (./promise_form.js). Every such step runs before
+// begin(), because a throw after it would leave the wait queued in the addon, to take a lock (or
+// permits) later for nobody.
 function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) {
-  if (signal !== undefined && signal.aborted) return Promise.reject(signal.reason);
-  const id = nextId++;
-  const now = begin(id);
+  const id = newWaitId();
+  let cancelled = false;
+  let reason; // why it was cancelled (an abort reason may be any value, undefined included)
+  let queued = false;
+  const cancel = (why) => {
+    if (cancelled) return;
+    cancelled = true;
+    reason = why;
+    if (!queued || !pending.has(id)) return;
+    const now = native.cancel(id);
+    if (now !== undefined) onSettle(id, now);
+  };
+  let stopListening = noop;
+  if (signal !== undefined) {
+    if (isAborted(signal)) return Promise.reject(reasonOf(signal));
+    stopListening = listen(signal, () => cancel(reasonOf(signal)));
+    // A signal whose addEventListener calls the listener at once aborted before anything queued.
+    if (cancelled) return Promise.reject(reason);
+  }
+  let now;
+  try {
+    now = begin(id);
+  } catch (error) {
+    stopListening();
+    throw error;
+  }
   if (now !== settled.PENDING) {
+    stopListening();
     try {
       return Promise.resolve(interpret(now));
     } catch (error) {
@@ -63,11 +96,9 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
   }
   return new Promise((resolve, reject) => {
     let timer;
-    let reason;
-    const onAbort = () => cancel(signal.reason);
     const settle = (settlement) => {
       if (timer !== undefined) clearTimeout(timer.handle);
-      if (signal !== undefined) signal.removeEventListener('abort', onAbort);
+      stopListening();
       if (settlement === settled.CANCELLED) {
         if (reason instanceof TimeoutError && timedOutValue !== undefined) resolve(timedOutValue);
         else reject(reason);
@@ -79,17 +110,11 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
         reject(error);
       }
     };
-    const cancel = (why) => {
-      if (reason !== undefined || !pending.has(id)) return;
-      reason = why;
-      const now = native.cancel(id);
-      if (now !== undefined) onSettle(id, now);
-    };
     pending.set(id, { settle, owner });
+    queued = true;
     if (timeout !== Infinity) {
       timer = startTimer(timeout, () => cancel(new TimeoutError(`Timed out after ${timeout} ms`)));
     }
-    if (signal !== undefined) signal.addEventListener('abort', onAbort, { once: true });
   });
 }
 

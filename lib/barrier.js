@@ -9,6 +9,8 @@ const { attach, attachForInit, defineLocation, defineSize } = require('./shared_
 const { settled, waitAsync: startWaitAsync } = require('./async_waits');
 const { validateTimeout, validateAsyncOptions, validateInteger } = require('./validate');
 const { invalidArgType, lockError, corrupt, TimeoutError } = require('./errors');
+const { rejectingMethods } = require('./promise_form');
+const { isAborted, reasonOf } = require('./signals');
 
 const layout = native.barrierLayout;
 const { STATE_INDEX, PARTIES_INDEX, GENERATION_SHIFT, ARRIVED_MASK, MAX_PARTIES, ARRIVED_LAST } =
@@ -110,14 +112,9 @@ class Barrier {
   // arriving.
   waitAsync(options) {
     const { timeout, signal } = validateAsyncOptions(options);
-    if (signal !== undefined && signal.aborted) return Promise.reject(signal.reason);
+    if (isAborted(signal)) return Promise.reject(reasonOf(signal));
     const deadline = performance.now() + timeout;
-    let generation;
-    try {
-      generation = this.#arrive();
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    const generation = this.#arrive();
     if (generation === ARRIVED_LAST) return Promise.resolve(true);
     return this.#waitAsync(generation, deadline, timeout, signal);
   }
@@ -175,5 +172,6 @@ class Barrier {
 }
 
 defineSize(Barrier, layout);
+rejectingMethods(Barrier.prototype, 'waitAsync');
 
 module.exports = { Barrier, TimeoutError };

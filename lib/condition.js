@@ -6,16 +6,17 @@
 const native = require('./native');
 const { attach, defineLocation, defineSize } = require('./shared_memory');
 const { settled, waitAsync } = require('./async_waits');
-const { Mutex, wordOf } = require('./mutex');
+const { wordOf, isMutex } = require('./mutex');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
 const { invalidArgType, lockError, corrupt, OwnerDiedError } = require('./errors');
 const { Guard } = require('./guard');
+const { rejectingMethods } = require('./promise_form');
 
 const layout = native.conditionLayout;
 const { NO_WAITERS } = layout;
 
 function heldMutexWord(mutex) {
-  if (!(mutex instanceof Mutex)) throw invalidArgType('mutex', 'an instance of Mutex', mutex);
+  if (!isMutex(mutex)) throw invalidArgType('mutex', 'an instance of Mutex', mutex);
   if (!mutex.isHeldByCurrentThread) {
     throw lockError('ERR_PARKLOCK_NOT_OWNER', 'Condition wait requires the mutex to be held by this thread');
   }
@@ -67,7 +68,6 @@ class Condition {
   waitAsync(mutex, options) {
     const mutexWord = heldMutexWord(mutex);
     const { timeout, signal } = validateAsyncOptions(options);
-    if (signal !== undefined && signal.aborted) return Promise.reject(signal.reason);
     return waitAsync(
       [this, mutex],
       (id) => native.conditionWaitAsync(this.#word, 0, mutexWord, 0, id),
@@ -91,5 +91,6 @@ class Condition {
 }
 
 defineSize(Condition, layout);
+rejectingMethods(Condition.prototype, 'waitAsync');
 
 module.exports = { Condition };

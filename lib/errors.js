@@ -1,11 +1,31 @@
 'use strict';
 // Every error parklock throws carries a `code`; argument errors use Node's own codes and classes.
+const { isProxy } = require('node:util').types;
 
+// value.constructor, or undefined where reading it fails (a getter, a Proxy up the prototype chain).
+function constructorOf(value) {
+  try {
+    return value.constructor;
+  } catch {
+    return undefined;
+  }
+}
+
+// The string name of a function, or undefined; never runs a getter.
+function nameOf(fn) {
+  if (typeof fn !== 'function' || isProxy(fn)) return undefined;
+  const descriptor = Object.getOwnPropertyDescriptor(fn, 'name');
+  return descriptor !== undefined && typeof descriptor.value === 'string' ? descriptor.value : undefined;
+}
+
+// Describing a value must not throw: it runs while reporting a bad argument, which may be a
+// revoked Proxy or an object whose getters throw.
 function describe(value) {
   if (value === null) return 'null';
-  if (typeof value === 'function') return `function ${value.name || '<anonymous>'}`;
+  if (isProxy(value)) return 'a Proxy';
+  if (typeof value === 'function') return `function ${nameOf(value) || '<anonymous>'}`;
   if (typeof value === 'object') {
-    const name = value.constructor && value.constructor.name;
+    const name = nameOf(constructorOf(value));
     return name ? `an instance of ${name}` : 'an object';
   }
   if (typeof value === 'string') return `type string (${JSON.stringify(value.slice(0, 28))})`;

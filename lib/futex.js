@@ -7,21 +7,15 @@ const native = require('./native');
 const { settled, waitAsync: startWaitAsync } = require('./async_waits');
 const { invalidArgType, outOfRange } = require('./errors');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
-
-function isSharedInt32Array(value) {
-  return (
-    value instanceof Int32Array &&
-    Object.prototype.toString.call(value.buffer) === '[object SharedArrayBuffer]'
-  );
-}
+const { rejectingThrows } = require('./promise_form');
+const { sharedInt32Length } = require('./shared_memory');
 
 function validateWord(array, index) {
-  if (!isSharedInt32Array(array)) {
-    throw invalidArgType('int32Array', 'an Int32Array on a SharedArrayBuffer', array);
-  }
+  const length = sharedInt32Length(array);
+  if (length < 0) throw invalidArgType('int32Array', 'an Int32Array on a SharedArrayBuffer', array);
   if (typeof index !== 'number') throw invalidArgType('index', 'of type number', index);
-  if (!Number.isInteger(index) || index < 0 || index >= array.length) {
-    throw outOfRange('index', `an integer from 0 to ${array.length - 1}`, index);
+  if (!Number.isInteger(index) || index < 0 || index >= length) {
+    throw outOfRange('index', `an integer from 0 to ${length - 1}`, index);
   }
 }
 
@@ -52,7 +46,7 @@ function wait(array, index, expected, timeoutMs = Infinity) {
 
 // Resolves when notified ('ok'), at once if the value differs ('not-equal'), or 'timed-out';
 // rejects with signal.reason if aborted.
-function waitAsync(array, index, expected, options) {
+const waitAsync = rejectingThrows(function waitAsync(array, index, expected, options) {
   validateWord(array, index);
   const value = validateExpected(expected);
   const { timeout, signal } = validateAsyncOptions(options);
@@ -64,7 +58,7 @@ function waitAsync(array, index, expected, options) {
     outcome,
     'timed-out',
   );
-}
+});
 
 // Wakes up to `count` waiters (oldest first); returns how many were woken.
 function notify(array, index, count = Infinity) {

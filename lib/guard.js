@@ -1,6 +1,8 @@
 'use strict';
 // What lock() and friends return: releases once, by unlock() or by `using` ([Symbol.dispose]).
 
+const { rejectingMethods } = require('./promise_form');
+
 const dispose = Symbol.dispose || Symbol.for('nodejs.dispose');
 const asyncDispose = Symbol.asyncDispose || Symbol.for('nodejs.asyncDispose');
 
@@ -34,5 +36,7 @@ class Guard {
     return Promise.resolve();
   }
 }
+
+rejectingMethods(Guard.prototype, asyncDispose);
 
 module.exports = { Guard };

@@ -8,6 +8,8 @@ const { attach, attachForInit, defineLocation, defineSize } = require('./shared_
 const { settled, waitAsync: startWaitAsync } = require('./async_waits');
 const { validateTimeout, validateAsyncOptions, validateInteger } = require('./validate');
 const { invalidArgType, outOfRange, corrupt } = require('./errors');
+const { rejectingMethods } = require('./promise_form');
+const { isAborted, reasonOf } = require('./signals');
 
 const layout = native.latchLayout;
 const { COUNT_INDEX, MAX_COUNT } = layout;
@@ -102,14 +104,8 @@ class Latch {
   // signal.reason if aborted. Never blocks the thread.
   waitAsync(options) {
     const { timeout, signal } = validateAsyncOptions(options);
-    if (signal !== undefined && signal.aborted) return Promise.reject(signal.reason);
-    let count;
-    try {
-      count = this.count;
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    if (count === 0) return Promise.resolve(true);
+    if (isAborted(signal)) return Promise.reject(reasonOf(signal));
+    if (this.count === 0) return Promise.resolve(true);
     return this.#waitAsync(performance.now() + timeout, signal);
   }
 
@@ -132,5 +128,6 @@ class Latch {
 }
 
 defineSize(Latch, layout);
+rejectingMethods(Latch.prototype, 'waitAsync');
 
 module.exports = { Latch };

@@ -8,6 +8,8 @@ const { threadId, settled, waitAsync } = require('./async_waits');
 const { validateTimeout, validateAsyncOptions, validateFunction } = require('./validate');
 const { lockError, corrupt, TimeoutError, OwnerDiedError } = require('./errors');
 const { Guard } = require('./guard');
+const { rejectingMethods } = require('./promise_form');
+const { isAborted } = require('./signals');
 
 const layout = native.mutexLayout;
 const { UNLOCKED, LOCKED, LOCKED_PARKED, OWNER_SHIFT, STATE_MASK } = layout;
@@ -18,14 +20,18 @@ function ownerOf(word) {
   return word >>> OWNER_SHIFT;
 }
 
-// The Int32Array over a Mutex's word, for the other primitives of this package (Condition).
+// The Int32Array over a Mutex's word, for the other primitives of this package (Condition), and
+// whether a value is a Mutex: a brand check, which unlike instanceof neither runs a Proxy's traps
+// nor accepts an object made from Mutex.prototype.
 let wordOf;
+let isMutex;
 
 class Mutex {
   #word;
 
   static {
     wordOf = (mutex) => mutex.#word;
+    isMutex = (value) => value !== null && typeof value === 'object' && #word in value;
   }
 
   constructor(...location) {
@@ -61,7 +67,7 @@ class Mutex {
   lockAsync(options) {
     const { timeout, signal } = validateAsyncOptions(options);
     // The signal is checked before the CAS: an already-aborted signal must not take the lock.
-    if ((signal === undefined || !signal.aborted) &&
+    if (!isAborted(signal) &&
         Atomics.compareExchange(this.#word, 0, UNLOCKED, HELD_BY_ME) === UNLOCKED) {
       return Promise.resolve(new Guard(this));
     }
@@ -146,5 +152,6 @@ class Mutex {
 }
 
 defineSize(Mutex, layout);
+rejectingMethods(Mutex.prototype, 'lockAsync');
 
-module.exports = { Mutex, AsyncLock: Mutex, TimeoutError, OwnerDiedError, wordOf };
+module.exports = { Mutex, AsyncLock: Mutex, TimeoutError, OwnerDiedError, wordOf, isMutex };

@@ -17,6 +17,8 @@ function load() {
     try {
       return require(candidate);
     } catch (error) {
+      // Another copy is not a missing addon: trying the next candidate would hide it.
+      if (error.code === 'ERR_PARKLOCK_DUPLICATE_ADDON') throw error;
       failures.push(`  ${candidate}: ${error.code === 'MODULE_NOT_FOUND' ? 'not found' : error.message}`);
     }
   }

@@ -18,6 +18,8 @@ const { threadId, settled, waitAsync } = require('./async_waits');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
 const { lockError, corrupt, OwnerDiedError } = require('./errors');
 const { Guard } = require('./guard');
+const { rejectingMethods } = require('./promise_form');
+const { isAborted } = require('./signals');
 
 const layout = native.rwlockLayout;
 const { STATE_INDEX, OWNER_INDEX, WRITER, PARKED, READER_SHIFT, ONE_READER, MAX_READERS } = layout;
@@ -78,7 +80,7 @@ class RWLock {
   lockAsync(options) {
     const { timeout, signal } = validateAsyncOptions(options);
     // The signal is checked before the CAS: an already-aborted signal must not take the lock.
-    if ((signal === undefined || !signal.aborted) && this.#tryLockNow()) {
+    if (!isAborted(signal) && this.#tryLockNow()) {
       return Promise.resolve(new Guard(this));
     }
     return waitAsync(
@@ -125,12 +127,8 @@ class RWLock {
   // Resolves to a guard once this thread holds a read lock; never blocks the thread.
   lockSharedAsync(options) {
     const { timeout, signal } = validateAsyncOptions(options);
-    if (signal === undefined || !signal.aborted) {
-      try {
-        if (this.#tryLockSharedNow()) return Promise.resolve(new Guard(this.#readHold));
-      } catch (error) {
-        return Promise.reject(error);
-      }
+    if (!isAborted(signal) && this.#tryLockSharedNow()) {
+      return Promise.resolve(new Guard(this.#readHold));
     }
     return waitAsync(
       this,
@@ -257,5 +255,6 @@ class RWLock {
 }
 
 defineSize(RWLock, layout);
+rejectingMethods(RWLock.prototype, 'lockAsync', 'lockSharedAsync');
 
 module.exports = { RWLock };

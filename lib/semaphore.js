@@ -9,6 +9,8 @@ const { attach, attachForInit, defineLocation, defineSize } = require('./shared_
 const { settled, waitAsync } = require('./async_waits');
 const { validateTimeout, validateAsyncOptions, validateInteger } = require('./validate');
 const { invalidArgType, outOfRange, corrupt } = require('./errors');
+const { rejectingMethods } = require('./promise_form');
+const { isAborted } = require('./signals');
 
 const layout = native.semaphoreLayout;
 const { PERMITS_MASK, WAITERS_BIT, RESERVED_BIT, MAX_PERMITS } = layout;
@@ -95,13 +97,7 @@ class Semaphore {
     validatePermits(n, 'n');
     const { timeout, signal } = validateAsyncOptions(options);
     // The signal is checked before the CAS: an already-aborted signal must not take permits.
-    if (signal === undefined || !signal.aborted) {
-      try {
-        if (this.#tryTake(n)) return Promise.resolve();
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    }
+    if (!isAborted(signal) && this.#tryTake(n)) return Promise.resolve();
     return waitAsync(
       this,
       (id) => native.semaphoreAcquireAsync(this.#word, 0, n, id),
@@ -166,5 +162,6 @@ class Semaphore {
 }
 
 defineSize(Semaphore, layout);
+rejectingMethods(Semaphore.prototype, 'acquireAsync');
 
 module.exports = { Semaphore };

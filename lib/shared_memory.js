@@ -3,22 +3,44 @@
 //   new X()                        allocates its own zeroed SharedArrayBuffer
 //   new X(sharedArrayBuffer, byteOffset = 0)
 //   new X({ buffer, byteOffset })  what an instance becomes after postMessage / workerData
+//
+// Memory is recognised by V8's own type checks and measured by the built-in getters, never by
+// reading the value's properties: those checks work across realms (vm contexts), and Proxies and
+// objects made from the built-in prototypes, which would pass instanceof or toString checks and
+// then fail inside a built-in with an error that has no `code`, are refused with one.
+const { types } = require('node:util');
 const { invalidArgType, outOfRange } = require('./errors');
 
-function isSharedArrayBuffer(value) {
-  // Works across realms (vm contexts), unlike instanceof.
-  return Object.prototype.toString.call(value) === '[object SharedArrayBuffer]';
-}
+const { isSharedArrayBuffer, isAnyArrayBuffer, isArrayBufferView, isProxy, isInt32Array } = types;
+const sharedByteLength = Object.getOwnPropertyDescriptor(SharedArrayBuffer.prototype, 'byteLength').get;
+const TypedArrayPrototype = Object.getPrototypeOf(Int32Array.prototype);
+const typedArrayBuffer = Object.getOwnPropertyDescriptor(TypedArrayPrototype, 'buffer').get;
+const typedArrayLength = Object.getOwnPropertyDescriptor(TypedArrayPrototype, 'length').get;
 
-// A `{ buffer, byteOffset }` record rather than memory itself.
+// A `{ buffer, byteOffset }` record rather than memory itself. Not a Proxy: a location comes from
+// a primitive or from structured cloning, which never makes one.
 function isLocation(value) {
   return (
     value !== null &&
     typeof value === 'object' &&
-    !isSharedArrayBuffer(value) &&
-    !(value instanceof ArrayBuffer) &&
-    !ArrayBuffer.isView(value)
+    !isProxy(value) &&
+    !isAnyArrayBuffer(value) &&
+    !isArrayBufferView(value)
   );
+}
+
+// A location's `key`: an own data property, as structured cloning and defineLocation() make it.
+// Anything else (an accessor, an inherited property) reads as undefined, so that reading a
+// location runs no code: a getter inherited from a built-in prototype would throw without a code.
+function locationField(record, key) {
+  const descriptor = Object.getOwnPropertyDescriptor(record, key);
+  return descriptor !== undefined && 'value' in descriptor ? descriptor.value : undefined;
+}
+
+// The number of Int32 elements of `value` if it is an Int32Array over a SharedArrayBuffer, else -1.
+function sharedInt32Length(value) {
+  if (!isInt32Array(value) || !isSharedArrayBuffer(Reflect.apply(typedArrayBuffer, value, []))) return -1;
+  return Reflect.apply(typedArrayLength, value, []);
 }
 
 // Returns { buffer, byteOffset, words } where `words` is an Int32Array over exactly the
@@ -31,20 +53,27 @@ function attach(args, layout) {
     if (args[1] !== undefined) {
       throw invalidArgType('byteOffset', 'undefined when the first argument is { buffer, byteOffset }', args[1]);
     }
-    ({ buffer, byteOffset = 0 } = buffer);
+    const record = buffer;
+    buffer = locationField(record, 'buffer');
+    byteOffset = locationField(record, 'byteOffset');
+    if (byteOffset === undefined) byteOffset = 0;
+    if (buffer === undefined) {
+      throw invalidArgType('buffer', 'a SharedArrayBuffer or { buffer, byteOffset }', record);
+    }
   }
   if (!isSharedArrayBuffer(buffer)) {
-    const hint = buffer instanceof ArrayBuffer ? ' (an ArrayBuffer cannot be shared between threads)' : '';
+    const hint = types.isArrayBuffer(buffer) ? ' (an ArrayBuffer cannot be shared between threads)' : '';
     throw invalidArgType('buffer', `a SharedArrayBuffer${hint}`, buffer);
   }
   if (typeof byteOffset !== 'number') throw invalidArgType('byteOffset', 'of type number', byteOffset);
   if (!Number.isInteger(byteOffset) || byteOffset < 0 || byteOffset % layout.ALIGN !== 0) {
     throw outOfRange('byteOffset', `a non-negative integer multiple of ${layout.ALIGN}`, byteOffset);
   }
-  if (byteOffset + layout.BYTES > buffer.byteLength) {
+  const byteLength = Reflect.apply(sharedByteLength, buffer, []);
+  if (byteOffset + layout.BYTES > byteLength) {
     throw outOfRange(
       'byteOffset',
-      `at most ${buffer.byteLength - layout.BYTES} so that ${layout.BYTES} bytes fit in a buffer of ${buffer.byteLength}`,
+      `at most ${byteLength - layout.BYTES} so that ${layout.BYTES} bytes fit in a buffer of ${byteLength}`,
       byteOffset,
     );
   }
@@ -71,4 +100,4 @@ function defineSize(Class, layout) {
   Object.defineProperty(Class, 'ALIGN', { value: layout.ALIGN, enumerable: true });
 }
 
-module.exports = { attach, attachForInit, defineLocation, defineSize };
+module.exports = { attach, attachForInit, defineLocation, defineSize, sharedInt32Length };

@@ -1,6 +1,8 @@
 'use strict';
 // Argument checks shared by every primitive; each throws the errors from ./errors.js.
 const { invalidArgType, outOfRange } = require('./errors');
+const { readProperty } = require('./property');
+const { validateSignal } = require('./signals');
 
 // A timeout in milliseconds: a non-negative number, Infinity meaning "no timeout".
 function validateTimeout(value, name = 'timeout') {
@@ -18,21 +20,12 @@ function validateAsyncOptions(options) {
   if (options === null || typeof options !== 'object') {
     throw invalidArgType('options', 'an object', options);
   }
-  const { timeout = Infinity, signal } = options;
-  validateTimeout(timeout, 'options.timeout');
-  if (signal !== undefined && !isAbortSignal(signal)) {
-    throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
-  }
-  return { timeout, signal };
-}
-
-function isAbortSignal(value) {
-  return (
-    value !== null &&
-    typeof value === 'object' &&
-    typeof value.aborted === 'boolean' &&
-    typeof value.addEventListener === 'function'
-  );
+  const timeout = readProperty(options, 'timeout', 'options');
+  const signal = readProperty(options, 'signal', 'options');
+  return {
+    timeout: timeout === undefined ? Infinity : validateTimeout(timeout, 'options.timeout'),
+    signal: validateSignal(signal, 'options.signal'),
+  };
 }
 
 // An integer from min to max (counts, permits, parties).
@@ -49,4 +42,9 @@ function validateFunction(value, name) {
   return value;
 }
 
-module.exports = { validateTimeout, validateAsyncOptions, validateInteger, validateFunction };
+module.exports = {
+  validateTimeout,
+  validateAsyncOptions,
+  validateInteger,
+  validateFunction,
+};

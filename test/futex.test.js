@@ -53,7 +53,17 @@ describe('futex.wait()', () => {
     assert.throws(() => futex.wait(a, 0, 0, -1), { code: 'ERR_OUT_OF_RANGE' });
     assert.throws(() => futex.notify(a, 0, -1), { code: 'ERR_OUT_OF_RANGE' });
     assert.throws(() => futex.notify(a, 0, 'all'), { code: 'ERR_INVALID_ARG_TYPE' });
-    assert.throws(() => futex.waitAsync(a, 0, 0, { timeout: NaN }), { code: 'ERR_OUT_OF_RANGE' });
+  });
+
+  it('waitAsync rejects bad input with codes, never throwing', async () => {
+    const a = shared();
+    await assert.rejects(futex.waitAsync(new Int32Array(4), 0, 0), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+    await assert.rejects(futex.waitAsync(a, 1, 0), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' });
+    await assert.rejects(futex.waitAsync(a, '0', 0), { code: 'ERR_INVALID_ARG_TYPE' });
+    await assert.rejects(futex.waitAsync(a, 0, '0'), { code: 'ERR_INVALID_ARG_TYPE' });
+    await assert.rejects(futex.waitAsync(a, 0, 0, { timeout: NaN }), { code: 'ERR_OUT_OF_RANGE' });
+    await assert.rejects(futex.waitAsync(a, 0, 0, 5), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.equal(native.queuedCount(a, 0), 0);
   });
 });
 

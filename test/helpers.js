@@ -174,6 +174,8 @@ class Agent {
         } else if (message.type === 'reply') {
           const pending = this.#replies.get(message.seq);
           this.#replies.delete(message.seq);
+          // A reply can still arrive after the worker failed and its calls were rejected.
+          if (pending === undefined) return;
           if (message.ok) {
             pending.resolve(message.value);
           } else {

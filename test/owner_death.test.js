@@ -120,7 +120,7 @@ describe('Mutex owner death: waiters queued before the death are served', () => 
       if (end === 'terminate') {
         await owner.terminate();
       } else {
-        owner.send(end);
+        owner.send('end', { how: end });
         await withinLimit(owner.exited, 'the owner to end');
       }
       // The oldest waiter (this thread's) is handed the lock with the report.

@@ -165,13 +165,12 @@ describe('bad input', () => {
     assert.deepEqual(Array.from(all), [0, 0]);
   });
 
-  it('every operation rejects a bad count and changes nothing', () => {
+  it('every operation refuses a bad count (acquireAsync by rejecting) and changes nothing', async () => {
     const s = new Semaphore(2);
     const ops = {
       acquire: (n) => s.acquire(n),
       tryAcquire: (n) => s.tryAcquire(n),
       'tryAcquire with a timeout': (n) => s.tryAcquire(n, 10),
-      acquireAsync: (n) => s.acquireAsync(n),
       release: (n) => s.release(n),
     };
     for (const [name, op] of Object.entries(ops)) {
@@ -182,17 +181,23 @@ describe('bad input', () => {
         assert.throws(() => op(bad), TYPE_ERROR, `${name}(${String(bad)})`);
       }
     }
+    for (const bad of [0, -1, 1.5, NaN, Infinity, MAX_PERMITS + 1]) {
+      await assert.rejects(s.acquireAsync(bad), RANGE_ERROR, `acquireAsync(${bad})`);
+    }
+    for (const bad of ['1', null, 1n, {}]) {
+      await assert.rejects(s.acquireAsync(bad), TYPE_ERROR, `acquireAsync(${String(bad)})`);
+    }
     assertIdle(s, 2);
   });
 
-  it('tryAcquire and acquireAsync reject bad timeouts and options, taking nothing', () => {
+  it('tryAcquire throws and acquireAsync rejects on bad timeouts and options, taking nothing', async () => {
     const s = new Semaphore(2);
     for (const bad of [-1, NaN]) assert.throws(() => s.tryAcquire(1, bad), RANGE_ERROR);
     assert.throws(() => s.tryAcquire(1, '5'), TYPE_ERROR);
-    for (const bad of [null, 5, 'x']) assert.throws(() => s.acquireAsync(1, bad), TYPE_ERROR);
-    assert.throws(() => s.acquireAsync(1, { timeout: -1 }), RANGE_ERROR);
-    assert.throws(() => s.acquireAsync(1, { timeout: '1' }), TYPE_ERROR);
-    assert.throws(() => s.acquireAsync(1, { signal: {} }), TYPE_ERROR);
+    for (const bad of [null, 5, 'x']) await assert.rejects(s.acquireAsync(1, bad), TYPE_ERROR);
+    await assert.rejects(s.acquireAsync(1, { timeout: -1 }), RANGE_ERROR);
+    await assert.rejects(s.acquireAsync(1, { timeout: '1' }), TYPE_ERROR);
+    await assert.rejects(s.acquireAsync(1, { signal: {} }), TYPE_ERROR);
     assertIdle(s, 2);
   });
 
