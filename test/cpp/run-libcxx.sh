@@ -3,6 +3,7 @@
 # so that the core stays portable beyond g++ and libstdc++ (macOS and some Linux distributions
 # ship only clang and libc++). GoogleTest is built from the Debian sources (libgtest-dev puts them
 # in /usr/src/googletest) with libc++ too, since the packaged library is linked against libstdc++.
+# Then the addon is built the same way and the JavaScript suite runs against it.
 # Extra arguments go to ctest.
 set -euo pipefail
 
@@ -15,7 +16,8 @@ flags=(-DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_CXX_FLAGS=-stdlib=libc++
   -DCMAKE_EXE_LINKER_FLAGS=-stdlib=libc++ -DCMAKE_SHARED_LINKER_FLAGS=-stdlib=libc++)
 
 if [ ! -f "$build_dir/gtest/lib/cmake/GTest/GTestConfig.cmake" ]; then
-  cmake -S "$gtest_src" -B "$build_dir/gtest-build" "${flags[@]}" -DCMAKE_C_COMPILER="$CC" -DBUILD_GMOCK=OFF \
+  cmake -S "$gtest_src" -B "$build_dir/gtest-build" "${flags[@]}" -DCMAKE_C_COMPILER="$CC" \
+    -DBUILD_GMOCK=OFF \
     -DCMAKE_INSTALL_PREFIX="$PWD/$build_dir/gtest" -DCMAKE_BUILD_TYPE=Release
   cmake --build "$build_dir/gtest-build" -j "$jobs"
   cmake --install "$build_dir/gtest-build"
@@ -24,5 +26,9 @@ fi
 cmake -S . -B "$build_dir/parklock" "${flags[@]}" -DPARKLOCK_TESTS=ON \
   -DCMAKE_PREFIX_PATH="$PWD/$build_dir/gtest"
 cmake --build "$build_dir/parklock" -j "$jobs"
-cd "$build_dir/parklock"
-ctest --output-on-failure "$@"
+(cd "$build_dir/parklock" && ctest --output-on-failure "$@")
+
+node node_modules/cmake-js/bin/cmake-js compile --out "$build_dir/addon" \
+  --CDCMAKE_CXX_COMPILER="$CXX" --CDCMAKE_CXX_FLAGS=-stdlib=libc++ \
+  --CDCMAKE_SHARED_LINKER_FLAGS=-stdlib=libc++
+PARKLOCK_NATIVE_PATH="$PWD/$build_dir/addon/Release/parklock.node" npm run test:js
