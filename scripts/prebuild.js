@@ -8,6 +8,7 @@ const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { prebuildTag } = require('../lib/platform');
+const { sourceHash } = require('./source-hash');
 
 const root = path.join(__dirname, '..');
 const tag = process.env.PARKLOCK_PREBUILD_TAG || prebuildTag();
@@ -37,4 +38,5 @@ run(process.execPath, [
   '-e',
   `const n = require(${JSON.stringify(target)}); if (!n.mutexLayout) process.exit(1);`,
 ]);
+fs.writeFileSync(path.join(path.dirname(target), 'sources.sha256'), `${sourceHash()}\n`);
 console.log(`${path.relative(root, target)}: ${fs.statSync(target).size} bytes`);

@@ -14,6 +14,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 here="$PWD/test/package"
 
+node scripts/source-hash.js --check
 npm pack --ignore-scripts --silent --pack-destination "$work" >/dev/null
 tarball="$(echo "$work"/parklock-*.tgz)"
 echo "tarball: $(basename "$tarball"), $(stat -c %s "$tarball") bytes, $(tar tzf "$tarball" | wc -l) files"
