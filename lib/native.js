@@ -24,7 +24,11 @@ function attempts() {
 
 function shippedTags() {
   try {
-    return fs.readdirSync(path.join(root, 'prebuilds')).sort();
+    const dir = path.join(root, 'prebuilds');
+    return fs
+      .readdirSync(dir)
+      .filter((tag) => fs.existsSync(path.join(dir, tag, BINARY)))
+      .sort();
   } catch {
     return [];
   }
