@@ -57,6 +57,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "atomic_ref.h"
 #include "deadline.h"
 #include "parking_lot.h"
 
@@ -134,11 +135,11 @@ class BarrierWord {
   const std::int32_t* address() const noexcept { return words_ + kStateIndex; }
 
  private:
-  std::atomic_ref<std::int32_t> state() const noexcept {
-    return std::atomic_ref<std::int32_t>(words_[kStateIndex]);
+  atomic_ref<std::int32_t> state() const noexcept {
+    return atomic_ref<std::int32_t>(words_[kStateIndex]);
   }
-  std::atomic_ref<std::int32_t> parties_word() const noexcept {
-    return std::atomic_ref<std::int32_t>(words_[kPartiesIndex]);
+  atomic_ref<std::int32_t> parties_word() const noexcept {
+    return atomic_ref<std::int32_t>(words_[kPartiesIndex]);
   }
 
   std::int32_t* words_;

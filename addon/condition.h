@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "atomic_ref.h"
 #include "deadline.h"
 #include "mutex.h"
 #include "parking_lot.h"
@@ -84,9 +85,7 @@ class ConditionWord {
   }
 
  private:
-  std::atomic_ref<std::int32_t> word() const noexcept {
-    return std::atomic_ref<std::int32_t>(*word_);
-  }
+  atomic_ref<std::int32_t> word() const noexcept { return atomic_ref<std::int32_t>(*word_); }
   void mark_may_have_waiters() noexcept {
     word().store(kMayHaveWaiters, std::memory_order_seq_cst);
   }

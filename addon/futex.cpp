@@ -2,12 +2,14 @@
 
 #include <atomic>
 
+#include "atomic_ref.h"
+
 namespace parklock::futex {
 
 namespace {
 
 bool holds(const std::int32_t* word, std::int32_t expected) {
-  return std::atomic_ref<const std::int32_t>(*word).load(std::memory_order_seq_cst) == expected;
+  return atomic_ref<const std::int32_t>(*word).load(std::memory_order_seq_cst) == expected;
 }
 
 }  // namespace

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "atomic_ref.h"
 #include "deadline.h"
 #include "parking_lot.h"
 
@@ -82,9 +83,7 @@ class LatchWord {
   const void* address() const noexcept { return word_; }
 
  private:
-  std::atomic_ref<std::int32_t> word() const noexcept {
-    return std::atomic_ref<std::int32_t>(*word_);
-  }
+  atomic_ref<std::int32_t> word() const noexcept { return atomic_ref<std::int32_t>(*word_); }
 
   std::int32_t* word_;
 };

@@ -50,6 +50,7 @@
 #include <cstdint>
 #include <system_error>
 
+#include "atomic_ref.h"
 #include "deadline.h"
 #include "parking_lot.h"
 #include "thread_id.h"
@@ -162,9 +163,7 @@ class MutexWord {
   const void* address() const noexcept { return word_; }
 
  private:
-  std::atomic_ref<std::int32_t> word() const noexcept {
-    return std::atomic_ref<std::int32_t>(*word_);
-  }
+  atomic_ref<std::int32_t> word() const noexcept { return atomic_ref<std::int32_t>(*word_); }
 
   // What a thread that does not hold the lock does in the lock loop with the word it read: either
   // the step finishes the loop, or it says to read the word again.

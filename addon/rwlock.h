@@ -69,6 +69,7 @@
 #include <limits>
 #include <system_error>
 
+#include "atomic_ref.h"
 #include "deadline.h"
 #include "parking_lot.h"
 #include "thread_id.h"
@@ -240,11 +241,11 @@ class RwLockWords {
   // What a newcomer does with the state word it read: acquire, or announce itself as a waiter.
   enum class Attempt { kAcquired, kRetry, kContended, kCorrupt };
 
-  std::atomic_ref<std::int32_t> state() const noexcept {
-    return std::atomic_ref<std::int32_t>(words_[kStateIndex]);
+  atomic_ref<std::int32_t> state() const noexcept {
+    return atomic_ref<std::int32_t>(words_[kStateIndex]);
   }
-  std::atomic_ref<std::int32_t> owner() const noexcept {
-    return std::atomic_ref<std::int32_t>(words_[kOwnerIndex]);
+  atomic_ref<std::int32_t> owner() const noexcept {
+    return atomic_ref<std::int32_t>(words_[kOwnerIndex]);
   }
 
   bool holds_write_lock(ThreadId self) const noexcept {

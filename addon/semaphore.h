@@ -46,6 +46,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "atomic_ref.h"
 #include "deadline.h"
 #include "parking_lot.h"
 
@@ -145,9 +146,7 @@ class SemaphoreWord {
   const void* address() const noexcept { return word_; }
 
  private:
-  std::atomic_ref<std::int32_t> word() const noexcept {
-    return std::atomic_ref<std::int32_t>(*word_);
-  }
+  atomic_ref<std::int32_t> word() const noexcept { return atomic_ref<std::int32_t>(*word_); }
 
   // What a would-be waiter does with the word under the bucket lock.
   enum class Claim { kTaken, kQueue, kWouldBlock, kCorrupt };

@@ -1,3 +1,8 @@
+// Guard implements Symbol.dispose / Symbol.asyncDispose (Node >= 18.18 has both). This names the
+// library that declares them, so the declarations compile whatever `lib` and `types` the consumer
+// sets (TypeScript >= 5.2).
+/// <reference lib="esnext.disposable" />
+
 // Type declarations for parklock. Each primitive lives in shared memory: construct it in one
 // thread, pass it to others with postMessage / workerData (it arrives as { buffer, byteOffset }),
 // and rebuild it there with `new X(received)`.

@@ -1,30 +1,85 @@
 'use strict';
-// Finds and loads the compiled addon. Tries, in order: the path in PARKLOCK_NATIVE_PATH, the
-// cmake-js build of this package, and the node-gyp style location; on failure one error lists
-// every attempt and why it failed.
+// Finds and loads the native addon. Tries, in order: the file named by PARKLOCK_NATIVE_PATH, a
+// source build of this package (build/addon, from `npm run build:source`), and the prebuilt
+// binary for this platform shipped under prebuilds/. A source build comes before the prebuilt
+// binary so that a checkout under development, or a package rebuilt from source, runs its own
+// code. On failure one error lists every attempt and says what to do about it.
+const fs = require('node:fs');
 const path = require('node:path');
+const { prebuildTags, prebuildTag } = require('./platform');
 
 const root = path.join(__dirname, '..');
-const candidates = [
-  process.env.PARKLOCK_NATIVE_PATH,
-  path.join(root, 'build', 'addon', 'Release', 'parklock.node'),
-  path.join(root, 'build', 'Release', 'parklock.node'),
-].filter(Boolean);
+const BINARY = 'parklock.node';
+
+function attempts() {
+  const list = [];
+  const fromEnv = process.env.PARKLOCK_NATIVE_PATH;
+  if (fromEnv) list.push({ what: 'PARKLOCK_NATIVE_PATH', file: path.resolve(fromEnv) });
+  list.push({ what: 'source build', file: path.join(root, 'build', 'addon', 'Release', BINARY) });
+  for (const tag of prebuildTags()) {
+    list.push({ what: `prebuilt ${tag}`, file: path.join(root, 'prebuilds', tag, BINARY) });
+  }
+  return list;
+}
+
+function shippedTags() {
+  try {
+    const dir = path.join(root, 'prebuilds');
+    return fs
+      .readdirSync(dir)
+      .filter((tag) => fs.existsSync(path.join(dir, tag, BINARY)))
+      .sort();
+  } catch {
+    return [];
+  }
+}
+
+// What the user can do, given what was found: the advice differs between "nothing was built for
+// this platform" and "a binary exists but does not load here".
+function advice(tried) {
+  const lines = [];
+  if (process.env.PARKLOCK_NATIVE_PATH && !tried[0].loadError) {
+    lines.push('PARKLOCK_NATIVE_PATH names a file that does not exist; fix or unset it.');
+  }
+  const tag = prebuildTag();
+  const shipped = shippedTags();
+  const broken = tried.filter((t) => t.what.startsWith('prebuilt') && t.loadError);
+  if (broken.length > 0) {
+    lines.push(
+      `The prebuilt binary for ${tag} exists but did not load here (an older C library or a ` +
+        'damaged install?). Build from source instead (below), or reinstall parklock.',
+    );
+  } else {
+    lines.push(
+      `parklock ships no prebuilt binary for ${tag} (it has: ${shipped.join(', ') || 'none'}).`,
+    );
+  }
+  lines.push(
+    'To build from source you need CMake >= 3.20 and a C++20 compiler (g++ >= 10 or clang >= 14,',
+    'or Visual Studio 2022 on Windows), and network access to the npm registry for the build tools:',
+    `  node ${JSON.stringify(path.join(root, 'scripts', 'build-from-source.js'))}`,
+    'This builds into the parklock package directory; nothing else is changed.',
+  );
+  return lines.join('\n');
+}
 
 function load() {
-  const failures = [];
-  for (const candidate of candidates) {
+  const tried = attempts();
+  for (const attempt of tried) {
+    if (!fs.existsSync(attempt.file)) continue;
     try {
-      return require(candidate);
+      return require(attempt.file);
     } catch (error) {
       // Another copy is not a missing addon: trying the next candidate would hide it.
       if (error.code === 'ERR_PARKLOCK_DUPLICATE_ADDON') throw error;
-      failures.push(`  ${candidate}: ${error.code === 'MODULE_NOT_FOUND' ? 'not found' : error.message}`);
+      attempt.loadError = error.message.split('\n')[0];
     }
   }
+  const report = tried.map(
+    (t) => `  ${t.what}: ${t.file}: ${t.loadError ? `failed to load: ${t.loadError}` : 'not found'}`,
+  );
   const error = new Error(
-    'parklock: could not load its native addon; run `npm install` (or `npm run build`) in the ' +
-      `parklock package to build it. Tried:\n${failures.join('\n')}`,
+    `parklock: could not load its native addon. Tried:\n${report.join('\n')}\n${advice(tried)}`,
   );
   error.code = 'ERR_PARKLOCK_NATIVE_MISSING';
   throw error;

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "atomic_ref.h"
 #include "futex.h"
 #include "test_support.h"
 
@@ -43,11 +44,11 @@ constexpr std::int32_t State(std::uint32_t generation, std::int32_t arrived) {
 
 class BarrierWordTest : public ::testing::Test {
  protected:
-  std::int32_t state() { return std::atomic_ref<std::int32_t>(words_[0]).load(); }
-  std::int32_t parties_word() { return std::atomic_ref<std::int32_t>(words_[1]).load(); }
+  std::int32_t state() { return atomic_ref<std::int32_t>(words_[0]).load(); }
+  std::int32_t parties_word() { return atomic_ref<std::int32_t>(words_[1]).load(); }
   void set_words(std::int32_t state, std::int32_t parties) {
-    std::atomic_ref<std::int32_t>(words_[0]).store(state);
-    std::atomic_ref<std::int32_t>(words_[1]).store(parties);
+    atomic_ref<std::int32_t>(words_[0]).store(state);
+    atomic_ref<std::int32_t>(words_[1]).store(parties);
   }
   std::size_t queued() { return futex::queued_count(barrier_.address()); }
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "atomic_ref.h"
 #include "test_support.h"
 
 namespace parklock {
@@ -63,7 +64,7 @@ TEST(FutexTest, AsyncWaiterIsQueuedOnlyWhileTheValueMatches) {
 // pattern. Every waiter must see the final value.
 TEST(FutexTest, NoWakeUpIsLostBetweenCheckAndSleep) {
   alignas(4) std::int32_t word = 0;
-  std::atomic_ref<std::int32_t> value(word);
+  atomic_ref<std::int32_t> value(word);
   constexpr int kRounds = 2000;
   constexpr int kWaiters = 3;
   ThreadGroup threads;

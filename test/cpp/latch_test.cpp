@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "atomic_ref.h"
 #include "futex.h"
 #include "test_support.h"
 
@@ -35,8 +36,8 @@ Deadline HangGuard() {
 
 class LatchWordTest : public ::testing::Test {
  protected:
-  std::int32_t raw() { return std::atomic_ref<std::int32_t>(words_[0]).load(); }
-  void set_raw(std::int32_t value) { std::atomic_ref<std::int32_t>(words_[0]).store(value); }
+  std::int32_t raw() { return atomic_ref<std::int32_t>(words_[0]).load(); }
+  void set_raw(std::int32_t value) { atomic_ref<std::int32_t>(words_[0]).store(value); }
   std::size_t queued() {
     return futex::queued_count(static_cast<const std::int32_t*>(latch_.address()));
   }

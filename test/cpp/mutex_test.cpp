@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "atomic_ref.h"
 #include "test_support.h"
 
 namespace parklock {
@@ -57,7 +58,7 @@ constexpr auto kPastFairnessBound = 2 * MutexWord::kFairnessBound;
 // A mutex over raw memory, as the binding uses it over a SharedArrayBuffer.
 class MutexWordTest : public ::testing::Test {
  protected:
-  std::int32_t raw() { return std::atomic_ref<std::int32_t>(words_[0]).load(); }
+  std::int32_t raw() { return atomic_ref<std::int32_t>(words_[0]).load(); }
   MutexWord::State state() { return MutexWord::state_of(raw()); }
   ThreadId owner() { return MutexWord::owner_of(raw()); }
   std::size_t queued() { return parking_lot::queued_count(word_.address()); }

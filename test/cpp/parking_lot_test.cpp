@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "atomic_ref.h"
 #include "test_support.h"
 
 namespace parklock {
@@ -64,7 +65,7 @@ TEST(ParkingLotTest, ValidateSeesTheWordUnderTheSameLockAsTheWaker) {
   // validated the old value is therefore queued before the waker looks, and one that comes later
   // sees the new value and does not park. Either way nobody sleeps through the change.
   alignas(4) std::int32_t word = 0;
-  std::atomic_ref<std::int32_t> value(word);
+  atomic_ref<std::int32_t> value(word);
   constexpr int kRounds = 200;
   for (int round = 0; round < kRounds; ++round) {
     value.store(0);

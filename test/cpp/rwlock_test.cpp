@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "atomic_ref.h"
 #include "owner_death.h"
 #include "test_support.h"
 
@@ -90,8 +91,8 @@ class GrantWaiter final : public Waiter {
 // A lock over raw memory, as the binding uses it over a SharedArrayBuffer.
 class RwLockWordsTest : public ::testing::Test {
  protected:
-  std::int32_t state() { return std::atomic_ref<std::int32_t>(words_[0]).load(); }
-  std::int32_t owner() { return std::atomic_ref<std::int32_t>(words_[1]).load(); }
+  std::int32_t state() { return atomic_ref<std::int32_t>(words_[0]).load(); }
+  std::int32_t owner() { return atomic_ref<std::int32_t>(words_[1]).load(); }
   std::size_t queued() { return parking_lot::queued_count(lock_.address()); }
   void ExpectClean() {
     EXPECT_EQ(state(), 0) << "an unlocked lock is all zero";

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "atomic_ref.h"
 #include "test_support.h"
 
 namespace parklock {
@@ -67,8 +68,8 @@ class PermitWaiter final : public Waiter {
 // A semaphore over raw memory, as the binding uses it over a SharedArrayBuffer.
 class SemaphoreWordTest : public ::testing::Test {
  protected:
-  std::int32_t raw() { return std::atomic_ref<std::int32_t>(words_[0]).load(); }
-  void set_raw(std::int32_t value) { std::atomic_ref<std::int32_t>(words_[0]).store(value); }
+  std::int32_t raw() { return atomic_ref<std::int32_t>(words_[0]).load(); }
+  void set_raw(std::int32_t value) { atomic_ref<std::int32_t>(words_[0]).store(value); }
   std::size_t queued() { return parking_lot::queued_count(sem_.address()); }
 
   // The state every test must end in: `permits` available, nobody queued, the waiters bit clear.
@@ -423,7 +424,7 @@ TEST(SemaphoreTest, TimeoutsAndInterruptsRacingGrantsLeakNoPermits) {
   }
   threads.JoinOrAbort();
   EXPECT_FALSE(over_limit.load());
-  EXPECT_EQ(std::atomic_ref<std::int32_t>(raw).load(), kPermits) << "all permits back, bit clear";
+  EXPECT_EQ(atomic_ref<std::int32_t>(raw).load(), kPermits) << "all permits back, bit clear";
   EXPECT_EQ(parking_lot::queued_count(&raw), 0u);
 }
 

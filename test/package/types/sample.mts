@@ -1,0 +1,78 @@
+// Type-checked by test/package/types.sh against the packed package: every export of parklock,
+// used as an ES module consumer would. Not run.
+import parklock, {
+  AsyncLock,
+  Barrier,
+  Condition,
+  futex,
+  Latch,
+  layouts,
+  Mutex,
+  RWLock,
+  Semaphore,
+  TimeoutError,
+  type AsyncWaitOptions,
+  type FutexWaitResult,
+  type Guard,
+  type SharedLocation,
+} from 'parklock';
+
+const options: AsyncWaitOptions = { timeout: 10, signal: AbortSignal.timeout(100) };
+
+const mutex: Mutex = new parklock.Mutex();
+const again: AsyncLock = new AsyncLock(mutex.buffer, mutex.byteOffset);
+const location: SharedLocation = { buffer: again.buffer, byteOffset: again.byteOffset };
+const attached = new Mutex(location);
+{
+  using guard = attached.lock();
+  const released: boolean = guard.released;
+  void released;
+}
+const guard: Guard = await mutex.lockAsync(options);
+await guard[Symbol.asyncDispose]();
+const doubled: number = await mutex.executeLocked(async () => 21 * 2);
+const held: boolean = mutex.tryLock(5) && mutex.isLocked && mutex.isHeldByCurrentThread;
+mutex.unlock();
+
+const words = new Int32Array(new SharedArrayBuffer(Mutex.BYTES + Mutex.ALIGN));
+const waited: FutexWaitResult = futex.wait(words, 0, 1, 0);
+const woken: number = futex.notify(words, 0);
+const later: FutexWaitResult = await futex.waitAsync(words, 0, 1, { timeout: 1 });
+
+const condition = new Condition();
+const notified: boolean = condition.wait(mutex, 1) || (await condition.waitAsync(mutex, options));
+condition.notifyOne() + condition.notifyAll();
+
+const latch = Latch.init(new SharedArrayBuffer(Latch.BYTES), 0, 2);
+latch.countDown();
+const open: boolean = latch.tryWait() || latch.wait(1) || (await latch.waitAsync()) || latch.count === 0;
+
+const barrier = new Barrier(2);
+const last: boolean = barrier.wait(1) || (await barrier.waitAsync(options)) || barrier.parties === 2;
+
+const slots = new Semaphore(3);
+slots.acquire();
+const took: boolean = slots.tryAcquire(2, 0);
+await slots.acquireAsync(1, options);
+slots.release(Math.min(slots.available, Semaphore.MAX_PERMITS));
+
+const rw = new RWLock();
+const read: Guard = rw.lockShared();
+read.unlock();
+const write: Guard = await rw.lockAsync();
+write[Symbol.dispose]();
+const state: number = rw.readers + Number(rw.isLocked && rw.isWriteLocked && rw.isWriteLockedByCurrentThread);
+rw.tryLock() && rw.tryLockShared(1);
+await rw.lockSharedAsync(options);
+
+try {
+  await mutex.lockAsync({ timeout: 0 });
+} catch (error) {
+  if (error instanceof TimeoutError) {
+    const code: 'ERR_PARKLOCK_TIMEOUT' = error.code;
+    void code;
+  }
+}
+const mutexBytes: number | undefined = layouts.mutex.BYTES;
+
+export { doubled, held, waited, woken, later, notified, open, last, took, state, mutexBytes };
