@@ -28,10 +28,11 @@ async function holdAndEnd(mutex, acquire, end) {
   const worker = new Worker(fixture('lock_and_end.js'), {
     workerData: { lock: mutex, kind: 'mutex', acquire, end },
   });
+  // Read now: once the worker has exited it reads -1, and a 'return' ending may be that quick.
+  const { threadId } = worker;
   worker.on('error', () => {}); // the 'throw' ending is expected
   const ended = new Promise((resolve) => worker.once('exit', resolve));
   await withinLimit(new Promise((resolve) => worker.once('message', resolve)), 'the worker to lock');
-  const { threadId } = worker;
   if (end === 'terminate') await worker.terminate();
   return { threadId, ended };
 }
