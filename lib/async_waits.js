@@ -10,7 +10,8 @@
 // the way, in which case the addon passes on what the wake-up gave (a lock handed over, say) and
 // settles the wait as CANCELLED, and we reject then.
 const native = require('./native');
-const { TimeoutError } = require('./errors');
+const { TimeoutError, OwnerDiedError } = require('./errors');
+const { Guard } = require('./guard');
 const { isAborted, reasonOf, listen } = require('./signals');
 const { joinCopies } = require('./copies');
 
@@ -118,4 +119,10 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
   });
 }
 
-module.exports = { threadId, settled, waitAsync, pendingCount: () => pending.size };
+// The error for a settlement of OWNER_DIED: the lock was acquired (`held` is what the guard
+// releases) from an owner that ended; the addon reports which one right after that settlement.
+function ownerDied(what, held) {
+  return new OwnerDiedError(what, new Guard(held), native.endedOwner());
+}
+
+module.exports = { threadId, settled, waitAsync, ownerDied, pendingCount: () => pending.size };

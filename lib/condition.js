@@ -5,11 +5,10 @@
 // waits on stays in JavaScript.
 const native = require('./native');
 const { attach, defineLocation, defineSize } = require('./shared_memory');
-const { settled, waitAsync } = require('./async_waits');
+const { settled, waitAsync, ownerDied } = require('./async_waits');
 const { wordOf, isMutex } = require('./mutex');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
-const { invalidArgType, lockError, corrupt, OwnerDiedError } = require('./errors');
-const { Guard } = require('./guard');
+const { invalidArgType, lockError, corrupt } = require('./errors');
 const { rejectingMethods } = require('./promise_form');
 
 const layout = native.conditionLayout;
@@ -32,7 +31,7 @@ function notified(settlement, mutex) {
       return false;
     case settled.OWNER_DIED:
       // Re-acquired, but from an owner that ended holding the mutex: the data needs repair.
-      throw new OwnerDiedError('mutex', new Guard(mutex), native.endedOwner());
+      throw ownerDied('mutex', mutex);
     case settled.ALREADY_HELD:
       throw lockError(
         'ERR_PARKLOCK_DEADLOCK',

@@ -4,7 +4,7 @@
 // the word; the addon is entered only on contention.
 const native = require('./native');
 const { attach, defineLocation, defineSize } = require('./shared_memory');
-const { threadId, settled, waitAsync } = require('./async_waits');
+const { threadId, settled, waitAsync, ownerDied } = require('./async_waits');
 const { validateTimeout, validateAsyncOptions, validateFunction } = require('./validate');
 const { lockError, corrupt, TimeoutError, OwnerDiedError } = require('./errors');
 const { Guard } = require('./guard');
@@ -120,7 +120,7 @@ class Mutex {
       case settled.TIMED_OUT:
         return false;
       case settled.OWNER_DIED:
-        throw new OwnerDiedError('mutex', new Guard(this), native.endedOwner());
+        throw ownerDied('mutex', this);
       case settled.ALREADY_HELD:
         throw lockError(
           'ERR_PARKLOCK_DEADLOCK',

@@ -14,9 +14,9 @@
 // guard holds the lock in the mode it asked for.
 const native = require('./native');
 const { attach, defineLocation, defineSize } = require('./shared_memory');
-const { threadId, settled, waitAsync } = require('./async_waits');
+const { threadId, settled, waitAsync, ownerDied } = require('./async_waits');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
-const { lockError, corrupt, OwnerDiedError } = require('./errors');
+const { lockError, corrupt } = require('./errors');
 const { Guard } = require('./guard');
 const { rejectingMethods } = require('./promise_form');
 const { isAborted } = require('./signals');
@@ -239,7 +239,7 @@ class RWLock {
       case settled.TIMED_OUT:
         return false;
       case settled.OWNER_DIED:
-        throw new OwnerDiedError('rwlock', new Guard(shared ? this.#readHold : this), native.endedOwner());
+        throw ownerDied('rwlock', shared ? this.#readHold : this);
       case settled.ALREADY_HELD:
         throw deadlock();
       default:
