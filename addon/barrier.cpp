@@ -25,12 +25,12 @@ BarrierWord::Arrival BarrierWord::arrive() noexcept {
   }
 }
 
-BarrierWord::WaitStatus BarrierWord::wait_for_generation(Generation generation, Deadline deadline,
-                                                         const Interrupt* interrupt) const {
+BarrierWord::WaitStatus BarrierWord::wait_for_generation(Generation generation,
+                                                         Deadline deadline) const {
   for (;;) {
     const std::int32_t seen = state_value();
     if (generation_of(seen) != generation) return WaitStatus::kPassed;
-    switch (futex::wait(address(), seen, deadline, interrupt)) {
+    switch (futex::wait(address(), seen, deadline)) {
       case futex::WaitStatus::kWoken:
       case futex::WaitStatus::kNotEqual:
         continue;  // completed, or someone else arrived or left: the load decides
@@ -58,7 +58,7 @@ bool BarrierWord::leave(Generation generation) noexcept {
   }
 }
 
-BarrierWord::Outcome BarrierWord::arrive_and_wait(Deadline deadline, const Interrupt* interrupt) {
+BarrierWord::Outcome BarrierWord::arrive_and_wait(Deadline deadline) {
   const Arrival arrival = arrive();
   switch (arrival.status) {
     case ArriveStatus::kLast:
@@ -70,7 +70,7 @@ BarrierWord::Outcome BarrierWord::arrive_and_wait(Deadline deadline, const Inter
     case ArriveStatus::kJoined:
       break;
   }
-  switch (wait_for_generation(arrival.generation, deadline, interrupt)) {
+  switch (wait_for_generation(arrival.generation, deadline)) {
     case WaitStatus::kPassed:
       return Outcome::kPassed;
     case WaitStatus::kInterrupted:
@@ -96,7 +96,7 @@ std::optional<bool> Barrier::wait_until(Deadline deadline) {
       return false;
     case BarrierWord::Outcome::kTimedOut:
       return std::nullopt;
-    case BarrierWord::Outcome::kInterrupted:  // no interrupt is passed from here
+    case BarrierWord::Outcome::kInterrupted:  // this thread has no interrupt of ours
     case BarrierWord::Outcome::kUninitialized:
     case BarrierWord::Outcome::kCorrupt:
       break;

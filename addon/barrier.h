@@ -118,16 +118,14 @@ class BarrierWord {
 
   // Blocks while the barrier is in `generation`. kTimedOut and kInterrupted leave the arrival
   // counted: a timed-out caller that gives up must leave().
-  WaitStatus wait_for_generation(Generation generation, Deadline deadline,
-                                 const Interrupt* interrupt = nullptr) const;
+  WaitStatus wait_for_generation(Generation generation, Deadline deadline) const;
 
   // Withdraws an arrival in `generation`: true if withdrawn, false if that generation has already
   // completed (the caller has passed the barrier).
   bool leave(Generation generation) noexcept;
 
   // arrive(), then wait; a timeout leaves (or reports kPassed if the generation completed first).
-  Outcome arrive_and_wait(Deadline deadline = Deadline::never(),
-                          const Interrupt* interrupt = nullptr);
+  Outcome arrive_and_wait(Deadline deadline = Deadline::never());
 
   std::int32_t parties() const noexcept { return parties_word().load(std::memory_order_acquire); }
   std::int32_t state_value() const noexcept { return state().load(std::memory_order_acquire); }

@@ -7,12 +7,10 @@ namespace parklock {
 namespace {
 
 ConditionWord::WaitStatus relock(MutexWord mutex, ThreadId self, WakeToken token,
-                                 const Interrupt* interrupt, ConditionWord::WaitStatus outcome,
-                                 ThreadId* ended_owner) {
-  const MutexWord::LockStatus locked =
-      token == ConditionWord::kNotified || token == 0
-          ? mutex.lock_slow(self, Deadline::never(), interrupt, ended_owner)
-          : mutex.lock_after_wake(self, token, interrupt, ended_owner);
+                                 ConditionWord::WaitStatus outcome, ThreadId* ended_owner) {
+  const MutexWord::LockStatus locked = token == ConditionWord::kNotified || token == 0
+                                           ? mutex.lock_slow(self, Deadline::never(), ended_owner)
+                                           : mutex.lock_after_wake(self, token, ended_owner);
   switch (locked) {
     case MutexWord::LockStatus::kAcquired:
       return outcome;
@@ -32,7 +30,7 @@ ConditionWord::WaitStatus relock(MutexWord mutex, ThreadId self, WakeToken token
 }  // namespace
 
 ConditionWord::WaitStatus ConditionWord::wait(MutexWord mutex, ThreadId self, Deadline deadline,
-                                              const Interrupt* interrupt, ThreadId* ended_owner) {
+                                              ThreadId* ended_owner) {
   if (!mutex.is_locked() || mutex.owner_thread() != self) return WaitStatus::kNotOwner;
   bool released = true;
   auto release = [&] { released = mutex.unlock(self) == MutexWord::UnlockStatus::kUnlocked; };
@@ -40,40 +38,39 @@ ConditionWord::WaitStatus ConditionWord::wait(MutexWord mutex, ThreadId self, De
   // While this thread sleeps here, the mutex can only come to name it through one of its own
   // asynchronous locks, which cannot run until this wait returns: re-acquiring would never
   // succeed, so the wait watches for that (self_deadlock_watch.h) and reports it.
-  auto held_by_this_thread = [&] { return mutex.is_locked() && mutex.owner_thread() == self; };
-  const SelfDeadlockWatch watch(interrupt, held_by_this_thread);
+  const auto held_by_this_thread = [&] {
+    return mutex.is_locked() && mutex.owner_thread() == self;
+  };
+  const auto abandon = [&](WakeToken token) { abandon_wake(mutex, self, token); };
+  const auto left = [this](bool queue_empty) { on_waiter_left(queue_empty); };
+  const parking_lot::Grant on_leave{nullptr, left};
   parking_lot::ParkOptions options;
   options.deadline = deadline;
-  options.interrupt = watch.interrupt();
   options.before_sleep = &release_mutex;
   options.request = request_for(mutex);
-  const ParkResult parked = parking_lot::park(
-      address(),
-      [this] {
-        mark_may_have_waiters();
-        return true;
-      },
-      options);
+  options.on_leave = &on_leave;
+  const auto queue = [this] {
+    mark_may_have_waiters();
+    return true;
+  };
+  const LockPark parked = park_for_lock(address(), queue, options, held_by_this_thread, abandon);
   if (!released) {
     // The mutex word was corrupted under us; leave the queue if still in it.
     return WaitStatus::kCorrupt;
   }
-  switch (parked.status) {
-    case ParkResult::Status::kTimedOut:
-      return relock(mutex, self, 0, interrupt, WaitStatus::kTimedOut, ended_owner);
-    case ParkResult::Status::kInterrupted:
-      return watch.interrupt_requested() ? WaitStatus::kInterrupted : WaitStatus::kAlreadyHeld;
-    case ParkResult::Status::kInvalid:  // validate always holds
-    case ParkResult::Status::kUnparked:
+  switch (parked.outcome) {
+    case LockPark::Outcome::kTimedOut:
+      return relock(mutex, self, 0, WaitStatus::kTimedOut, ended_owner);
+    case LockPark::Outcome::kInterrupted:
+      return WaitStatus::kInterrupted;
+    case LockPark::Outcome::kSelfDeadlock:
+      return WaitStatus::kAlreadyHeld;
+    case LockPark::Outcome::kRetry:  // `queue` always queues
+    case LockPark::Outcome::kWoken:
       break;
   }
-  // Woken while the watch fired: only a real interrupt gives the wake-up away; otherwise the
-  // re-lock below either takes a mutex handed to this very waiter or detects the deadlock itself.
-  if (parked.interrupted && watch.interrupt_requested()) {
-    abandon_wake(mutex, self, parked.token);
-    return WaitStatus::kInterrupted;
-  }
-  return relock(mutex, self, parked.token, interrupt, WaitStatus::kNotified, ended_owner);
+  // The re-lock either takes a mutex handed to this very waiter or detects the deadlock itself.
+  return relock(mutex, self, parked.token, WaitStatus::kNotified, ended_owner);
 }
 
 std::size_t ConditionWord::notify_one() noexcept {
@@ -86,29 +83,33 @@ std::size_t ConditionWord::notify_one() noexcept {
 
 std::size_t ConditionWord::notify_all() noexcept {
   for (;;) {
-    const std::optional<std::int64_t> mutex_address = parking_lot::first_request(address());
-    if (!mutex_address) {
-      // Clear a stale hint, but only under the bucket lock and only if still nobody is queued;
-      // otherwise someone queued since the look: go round again.
-      bool empty = false;
-      parking_lot::unpark_granted(
-          address(), [](std::int64_t) -> std::optional<WakeToken> { return std::nullopt; },
-          [&](bool queue_empty) {
-            empty = queue_empty;
-            if (empty) word().store(kNoWaiters, std::memory_order_relaxed);
-          });
-      if (empty) return 0;
-      continue;
-    }
+    // The oldest waiter's mutex, looked at under the bucket lock; a stale hint is cleared there
+    // if nobody is queued.
+    std::optional<std::int64_t> mutex_address;
+    const auto peek = [&](std::int64_t request) -> std::optional<WakeToken> {
+      mutex_address = request;
+      return std::nullopt;
+    };
+    const FunctionRef<std::optional<WakeToken>(std::int64_t)> offer = peek;
+    const auto left = [this](bool queue_empty) { on_waiter_left(queue_empty); };
+    parking_lot::unpark_filter(address(), parking_lot::Grant{&offer, left});
+    if (!mutex_address) return 0;
     auto* mutex_word = reinterpret_cast<std::int32_t*>(static_cast<std::intptr_t>(*mutex_address));
     MutexWord mutex(mutex_word);
+    bool found = false;
     const parking_lot::RequeueResult result = parking_lot::requeue(
-        address(), mutex.address(), [&](std::size_t) -> parking_lot::RequeueDecision {
+        address(), mutex.address(),
+        [&](std::size_t waiting) -> parking_lot::RequeueDecision {
+          found = waiting > 0;
           word().store(kNoWaiters, std::memory_order_relaxed);
           // Requeued waiters are woken by the holder's unlock, so there must be a holder who
           // knows there are waiters; with the mutex free, everyone is woken to compete instead.
           return {mutex.mark_parked_if_locked(), kNotified, &MutexWord::recover_from_ended_owner};
-        });
+        },
+        // Waiters that named another mutex (a misuse, but not ours to break) are woken instead.
+        [&](std::int64_t request) { return request == *mutex_address; });
+    // Everyone queued since the look left meanwhile: look again.
+    if (!found) continue;
     return result.woken + result.moved;
   }
 }
@@ -117,6 +118,16 @@ void ConditionWord::enqueue(Waiter& waiter) {
   parking_lot::enqueue(address(), waiter, [this] {
     mark_may_have_waiters();
     return true;
+  });
+}
+
+bool ConditionWord::cancel(Waiter& waiter, MutexWord mutex) noexcept {
+  const auto condition_left = [this](bool queue_empty) { on_waiter_left(queue_empty); };
+  const auto mutex_left = [&mutex](bool queue_empty) { mutex.on_waiter_left(queue_empty); };
+  const parking_lot::Grant on_condition{nullptr, condition_left};
+  const parking_lot::Grant on_mutex{nullptr, mutex_left};
+  return parking_lot::cancel(waiter, [&](const void* key) {
+    return key == address() ? &on_condition : &on_mutex;
   });
 }
 

@@ -7,8 +7,8 @@
 //   0      kNoWaiters       nobody is queued: notify_one()/notify_all() have nothing to do, which
 //                           is how JavaScript skips the addon when it notifies an idle condition
 //   1      kMayHaveWaiters  someone may be queued (set by each waiter under the bucket lock before
-//                           it releases its mutex; cleared by a notify that empties the queue,
-//                           under the same lock; a timed-out waiter may leave it set spuriously)
+//                           it releases its mutex; cleared under the same lock by a notify that
+//                           empties the queue, or by the departure of the last waiter)
 //
 // Waiting: queue on the condition's address (declaring the mutex as the waiter's request()), then
 // release the mutex, then sleep; a notifier that holds the mutex therefore always finds the
@@ -62,8 +62,9 @@ class ConditionWord {
   // The caller holds `mutex` as `self`. Releases it, waits for a notification (or the deadline),
   // and re-acquires it before returning, except when interrupted (the thread is going away).
   // Where the status is kOwnerDied, `*ended_owner` (if given) is set to the owner that ended.
+  // kInterrupted: the thread's interrupt (interrupt.h) was requested.
   WaitStatus wait(MutexWord mutex, ThreadId self, Deadline deadline = Deadline::never(),
-                  const Interrupt* interrupt = nullptr, ThreadId* ended_owner = nullptr);
+                  ThreadId* ended_owner = nullptr);
 
   // Wakes the longest waiter; returns 1, or 0 if none waited.
   std::size_t notify_one() noexcept;
@@ -74,6 +75,10 @@ class ConditionWord {
   // For asynchronous waits: queues `waiter` (whose request() must be the mutex address). The
   // caller then releases the mutex itself.
   void enqueue(Waiter& waiter);
+
+  // Takes a queued asynchronous waiter out of whichever queue it is in, the condition's or (once
+  // notify_all() moved it) the mutex's; false if its wake-up is already on its way.
+  bool cancel(Waiter& waiter, MutexWord mutex) noexcept;
 
   // A waiter that was handed `token` but is going away passes it on.
   void abandon_wake(MutexWord mutex, ThreadId self, WakeToken token) noexcept;
@@ -88,6 +93,11 @@ class ConditionWord {
   atomic_ref<std::int32_t> word() const noexcept { return atomic_ref<std::int32_t>(*word_); }
   void mark_may_have_waiters() noexcept {
     word().store(kMayHaveWaiters, std::memory_order_seq_cst);
+  }
+  // A waiter's departure without a notification, under the bucket lock: the last one out clears
+  // the hint, so that notifies skip the addon again.
+  void on_waiter_left(bool queue_empty) noexcept {
+    if (queue_empty) word().store(kNoWaiters, std::memory_order_relaxed);
   }
 
   std::int32_t* word_;

@@ -14,10 +14,9 @@ bool holds(const std::int32_t* word, std::int32_t expected) {
 
 }  // namespace
 
-WaitStatus wait(const std::int32_t* word, std::int32_t expected, Deadline deadline,
-                const Interrupt* interrupt) {
+WaitStatus wait(const std::int32_t* word, std::int32_t expected, Deadline deadline) {
   const ParkResult parked = parking_lot::park(
-      key(word), [&] { return holds(word, expected); }, deadline, interrupt);
+      key(word), [&] { return holds(word, expected); }, deadline);
   switch (parked.status) {
     case ParkResult::Status::kInvalid:
       return WaitStatus::kNotEqual;

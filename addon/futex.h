@@ -31,7 +31,7 @@ inline const void* key(const std::int32_t* word) noexcept {
 inline constexpr WakeToken kNotified = 1;
 
 WaitStatus wait(const std::int32_t* word, std::int32_t expected,
-                Deadline deadline = Deadline::never(), const Interrupt* interrupt = nullptr);
+                Deadline deadline = Deadline::never());
 
 // Queues an asynchronous waiter if the word holds `expected`; false (not queued) otherwise.
 bool enqueue_if_equal(const std::int32_t* word, std::int32_t expected, Waiter& waiter);

@@ -25,12 +25,12 @@ LatchWord::CountDownResult LatchWord::count_down(std::int32_t n) noexcept {
   return {CountDownStatus::kReleased, 0};
 }
 
-LatchWord::WaitStatus LatchWord::wait(Deadline deadline, const Interrupt* interrupt) const {
+LatchWord::WaitStatus LatchWord::wait(Deadline deadline) const {
   for (;;) {
     const std::int32_t seen = count();
     if (seen == 0) return WaitStatus::kReleased;
     if (seen < 0) return WaitStatus::kCorrupt;
-    switch (futex::wait(word_, seen, deadline, interrupt)) {
+    switch (futex::wait(word_, seen, deadline)) {
       case futex::WaitStatus::kWoken:
       case futex::WaitStatus::kNotEqual:
         continue;  // released, or merely counted down: the load decides

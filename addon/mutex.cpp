@@ -50,21 +50,19 @@ MutexWord::LockStatus handed_off(WakeToken token, ThreadId* ended_owner) {
 }  // namespace
 
 MutexWord::LockStatus MutexWord::lock_slow(ThreadId self, Deadline deadline,
-                                           const Interrupt* interrupt, ThreadId* ended_owner) {
+                                           ThreadId* ended_owner) {
   const std::int32_t initial = word().load(std::memory_order_relaxed);
   const State state = state_of(initial);
   if ((state == kLocked || state == kLockedParked) && owner_of(initial) == self) {
     return LockStatus::kAlreadyHeld;
   }
-  return lock_loop(self, deadline, interrupt, false, ended_owner);
+  return lock_loop(self, deadline, false, ended_owner);
 }
 
 MutexWord::LockStatus MutexWord::lock_after_wake(ThreadId self, WakeToken token,
-                                                 const Interrupt* interrupt,
                                                  ThreadId* ended_owner) {
   if (grant_of(token) == kHandedOff) return handed_off(token, ended_owner);
-  return lock_loop(self, Deadline::never(), interrupt, token == kReleasedWithMoreWaiters,
-                   ended_owner);
+  return lock_loop(self, Deadline::never(), token == kReleasedWithMoreWaiters, ended_owner);
 }
 
 bool MutexWord::take_from_ended_owner(ThreadId self, ThreadId* ended_owner) noexcept {
@@ -123,9 +121,24 @@ bool MutexWord::mark_parked_if_locked() noexcept {
 }
 
 MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline,
-                                           const Interrupt* interrupt, bool must_mark_parked,
-                                           ThreadId* ended_owner) {
+                                           bool must_mark_parked, ThreadId* ended_owner) {
   const Clock::time_point since = Clock::now();
+  // A lock handed to one of this thread's own asynchronous waits while it blocks here would
+  // never be released: the blocked wait watches for that and reports a deadlock.
+  const auto held_by_this_thread = [&] {
+    return owner_of(word().load(std::memory_order_relaxed)) == self;
+  };
+  const auto must_wait = [this] {
+    return state_of(word().load(std::memory_order_relaxed)) == kLockedParked;
+  };
+  const auto left = [this](bool queue_empty) { on_waiter_left(queue_empty); };
+  const parking_lot::Grant on_leave{nullptr, left};
+  const auto abandon = [&](WakeToken token) { abandon_wake(self, token); };
+  parking_lot::ParkOptions options;
+  options.deadline = deadline;
+  options.since = since;
+  options.recovery = &MutexWord::recover_from_ended_owner;
+  options.on_leave = &on_leave;
   int spins = 0;
   for (;;) {
     const std::int32_t seen = word().load(std::memory_order_relaxed);
@@ -155,36 +168,19 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline,
     if (take_from_ended_owner(self, ended_owner)) return LockStatus::kOwnerDied;
     if (deadline.expired()) return LockStatus::kTimedOut;
 
-    // A lock handed to one of this thread's own asynchronous waits while it blocks here would
-    // never be released: the blocked wait watches for that and reports a deadlock.
-    const auto held_by_this_thread = [&] {
-      return owner_of(word().load(std::memory_order_relaxed)) == self;
-    };
-    const SelfDeadlockWatch watch(interrupt, held_by_this_thread);
-    parking_lot::ParkOptions options;
-    options.deadline = deadline;
-    options.interrupt = watch.interrupt();
-    options.since = since;
-    options.recovery = &MutexWord::recover_from_ended_owner;
-    ParkResult parked = parking_lot::park(
-        address(),
-        [this] { return state_of(word().load(std::memory_order_relaxed)) == kLockedParked; },
-        options);
-    switch (parked.status) {
-      case ParkResult::Status::kInvalid:
+    const LockPark parked =
+        park_for_lock(address(), must_wait, options, held_by_this_thread, abandon);
+    switch (parked.outcome) {
+      case LockPark::Outcome::kRetry:
         continue;
-      case ParkResult::Status::kTimedOut:
+      case LockPark::Outcome::kTimedOut:
         return LockStatus::kTimedOut;
-      case ParkResult::Status::kInterrupted:
-        return watch.interrupt_requested() ? LockStatus::kInterrupted : LockStatus::kAlreadyHeld;
-      case ParkResult::Status::kUnparked:
+      case LockPark::Outcome::kInterrupted:
+        return LockStatus::kInterrupted;
+      case LockPark::Outcome::kSelfDeadlock:
+        return LockStatus::kAlreadyHeld;
+      case LockPark::Outcome::kWoken:
         break;
-    }
-    // Woken while leaving: only a real interrupt gives the wake-up away; a lock handed to this
-    // very waiter (which is what the watch saw) is simply taken.
-    if (parked.interrupted && watch.interrupt_requested()) {
-      abandon_wake(self, parked.token);
-      return LockStatus::kInterrupted;
     }
     if (grant_of(parked.token) == kHandedOff) return handed_off(parked.token, ended_owner);
     // A waiter whose deadline passed while it was being woken still competes once: the loop only
@@ -192,6 +188,23 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline,
     must_mark_parked = parked.token == kReleasedWithMoreWaiters;
     spins = 0;
   }
+}
+
+void MutexWord::on_waiter_left(bool queue_empty) noexcept {
+  if (!queue_empty) return;
+  // Only the state bits change: a CAS, because the holder may be releasing on its slow path (it
+  // then stores a new word under this same lock, after us) and an ended owner may be taken over.
+  std::int32_t seen = word().load(std::memory_order_relaxed);
+  while (state_of(seen) == kLockedParked &&
+         !word().compare_exchange_weak(seen, (seen & ~kStateMask) | kLocked,
+                                       std::memory_order_relaxed)) {
+  }
+}
+
+bool MutexWord::cancel(Waiter& waiter) noexcept {
+  const auto left = [this](bool queue_empty) { on_waiter_left(queue_empty); };
+  const parking_lot::Grant on_leave{nullptr, left};
+  return parking_lot::cancel(waiter, [&](const void*) { return &on_leave; });
 }
 
 MutexWord::UnlockStatus MutexWord::unlock_slow(ThreadId self) noexcept {

@@ -105,9 +105,9 @@ class MutexWord {
 
   // Where a status is kOwnerDied, `*ended_owner` (if given) is set to the owner that ended.
   LockStatus lock(ThreadId self, Deadline deadline = Deadline::never(),
-                  const Interrupt* interrupt = nullptr, ThreadId* ended_owner = nullptr) {
+                  ThreadId* ended_owner = nullptr) {
     if (try_lock(self)) return LockStatus::kAcquired;
-    return lock_slow(self, deadline, interrupt, ended_owner);
+    return lock_slow(self, deadline, ended_owner);
   }
 
   UnlockStatus unlock(ThreadId self) noexcept {
@@ -122,13 +122,12 @@ class MutexWord {
   // The contended part of lock(): the caller's try_lock failed. `self` must be the calling thread's
   // current_thread_id(): a parked waiter is handed the lock under the identity of the thread that
   // parked, and only that identity can then unlock it.
-  LockStatus lock_slow(ThreadId self, Deadline deadline, const Interrupt* interrupt,
-                       ThreadId* ended_owner = nullptr);
+  // kInterrupted: the thread's interrupt (interrupt.h) was requested.
+  LockStatus lock_slow(ThreadId self, Deadline deadline, ThreadId* ended_owner = nullptr);
 
   // Finishes acquiring for a waiter that was queued on this mutex by someone else (a condition
   // variable's requeue) and has now been woken with `token`.
-  LockStatus lock_after_wake(ThreadId self, WakeToken token, const Interrupt* interrupt,
-                             ThreadId* ended_owner = nullptr);
+  LockStatus lock_after_wake(ThreadId self, WakeToken token, ThreadId* ended_owner = nullptr);
 
   // A try-lock that found the lock taken: takes it over if its owner has ended (true, with the
   // ended owner in `*ended_owner`). Never waits.
@@ -156,6 +155,15 @@ class MutexWord {
   // the duty to mark the state as contended is fulfilled.
   void abandon_wake(ThreadId self, WakeToken token) noexcept;
 
+  // Takes a queued asynchronous waiter out of this mutex's queue (false if a wake-up is already on
+  // its way), clearing the contended state if it was the last waiter.
+  bool cancel(Waiter& waiter) noexcept;
+
+  // A waiter's departure without a wake-up (the `finish` of its on_leave Grant), under the bucket
+  // lock: the last one out turns state 2 back into 1, so that the holder's unlock takes the fast
+  // path again instead of waking nobody.
+  void on_waiter_left(bool queue_empty) noexcept;
+
   bool is_locked() const noexcept { return word().load(std::memory_order_relaxed) != kUnlocked; }
   ThreadId owner_thread() const noexcept {
     return owner_of(word().load(std::memory_order_relaxed));
@@ -170,8 +178,9 @@ class MutexWord {
   enum class Attempt { kAcquired, kRetry, kContended, kCorrupt };
   Attempt try_acquire_or_mark(ThreadId self, std::int32_t seen, bool must_mark_parked);
 
-  LockStatus lock_loop(ThreadId self, Deadline deadline, const Interrupt* interrupt,
-                       bool must_mark_parked, ThreadId* ended_owner);
+  LockStatus lock_loop(ThreadId self, Deadline deadline, bool must_mark_parked,
+                       ThreadId* ended_owner);
+
 
   std::int32_t* word_;
 };
@@ -196,7 +205,7 @@ class Mutex {
   bool try_lock_for(std::chrono::duration<Rep, Period> timeout) {
     auto self = current_thread_id();
     if (word().try_lock(self)) return true;
-    const auto status = word().lock_slow(self, Deadline::at(Clock::now() + timeout), nullptr);
+    const auto status = word().lock_slow(self, Deadline::at(Clock::now() + timeout));
     return status == MutexWord::LockStatus::kAcquired ||
            status == MutexWord::LockStatus::kOwnerDied;
   }

@@ -1,11 +1,11 @@
 #include "parking_lot.h"
 
-#include <algorithm>
 #include <array>
-#include <condition_variable>
 #include <mutex>
 #include <utility>
 #include <vector>
+
+#include "thread_parker.h"
 
 namespace parklock {
 
@@ -74,39 +74,48 @@ Bucket& bucket_for(const void* address) {
   return buckets()[index];
 }
 
-// A thread blocked in park(): the waker flips `woken` under `lock` and signals `wake`. The waiter
-// lives on the parked thread's stack, which stays valid because park() does not return before it
-// has seen `woken` (under `lock`) or has removed itself from the queue.
+// A thread blocked in park(). It lives on the parked thread's stack, which stays valid because
+// park() does not return before its parker was unparked or it has removed itself from the queue.
 class SyncWaiter final : public Waiter {
  public:
   SyncWaiter(Clock::time_point since, std::int64_t request)
       : Waiter(current_thread_id(), since, request) {}
 
   void on_unparked(WakeToken token) noexcept override {
-    std::lock_guard<std::mutex> guard(lock_);
-    token_ = token;
-    woken_ = true;
-    wake_.notify_one();
+    token_ = token;  // published by the parker's release store
+    parker_.unpark();
   }
 
-  // Sleeps until woken or `until`; true if woken.
-  bool sleep_until(Clock::time_point until) {
-    std::unique_lock<std::mutex> guard(lock_);
-    if (until == Clock::time_point::max()) {
-      wake_.wait(guard, [this] { return woken_; });
-      return true;
-    }
-    return wake_.wait_until(guard, until, [this] { return woken_; });
-  }
-
+  ThreadParker& parker() { return parker_; }
   WakeToken token() const { return token_; }
 
  private:
-  std::mutex lock_;
-  std::condition_variable wake_;
-  bool woken_ = false;   // guarded by lock_
-  WakeToken token_ = 0;  // guarded by lock_
+  ThreadParker parker_;
+  WakeToken token_ = 0;
 };
+
+using Woken = std::vector<std::pair<Waiter*, WakeToken>>;
+
+// Runs `grant` over the waiters of `key` in `bucket` (whose lock the caller holds), dequeuing
+// those granted into `woken`, to be delivered once the lock is released.
+void run_grant(Bucket& bucket, const void* key, const parking_lot::Grant& grant, Woken& woken) {
+  Waiter* w = ParkingLotAccess::first_for(bucket, key);
+  if (grant.offer != nullptr) {
+    while (w != nullptr) {
+      std::optional<WakeToken> token = (*grant.offer)(w->request());
+      if (!token) break;
+      Waiter* next = ParkingLotAccess::first_for(bucket, key, w);
+      ParkingLotAccess::remove(bucket, *w);
+      woken.emplace_back(w, *token);
+      w = next;
+    }
+  }
+  grant.finish(w == nullptr);
+}
+
+void deliver_all(const Woken& woken) {
+  for (auto [waiter, token] : woken) ParkingLotAccess::deliver(*waiter, token);
+}
 
 }  // namespace
 
@@ -121,50 +130,59 @@ bool enqueue(const void* address, Waiter& waiter, FunctionRef<bool()> validate,
   return true;
 }
 
-bool cancel(Waiter& waiter) {
+bool cancel(Waiter& waiter, FunctionRef<const Grant*(const void* key)> on_leave_for) {
+  Woken woken;
   for (;;) {
-    // requeue() may move the waiter between reading its address and locking that bucket; it only
+    // requeue() may move the waiter between reading its key and locking that bucket; it only
     // does so holding the old bucket's lock, so re-reading under the lock detects it.
-    const void* address = waiter.address();
-    Bucket& bucket = bucket_for(address);
-    std::lock_guard<std::mutex> guard(bucket.lock);
-    if (waiter.address() != address) continue;
+    const void* key = waiter.address();
+    Bucket& bucket = bucket_for(key);
+    std::unique_lock<std::mutex> guard(bucket.lock);
+    if (waiter.address() != key) continue;
     if (!ParkingLotAccess::queued(waiter)) return false;
     ParkingLotAccess::remove(bucket, waiter);
+    if (const Grant* grant = on_leave_for(key)) run_grant(bucket, key, *grant, woken);
+    guard.unlock();
+    deliver_all(woken);
     return true;
   }
 }
 
-ParkResult park(const void* address, FunctionRef<bool()> validate, const ParkOptions& options) {
+bool cancel(Waiter& waiter) {
+  return cancel(waiter, [](const void*) -> const Grant* { return nullptr; });
+}
+
+ParkResult park(const void* key, FunctionRef<bool()> validate, const ParkOptions& options) {
   SyncWaiter waiter(options.since, options.request);
-  if (!enqueue(address, waiter, validate, options.recovery)) return {ParkResult::Status::kInvalid};
+  if (!enqueue(key, waiter, validate, options.recovery)) return {ParkResult::Status::kInvalid};
   if (options.before_sleep != nullptr) (*options.before_sleep)();
 
-  const Interrupt* interrupt = options.interrupt;
   Deadline deadline = options.deadline;
-  auto leaving = ParkResult::Status::kTimedOut;
+  ParkResult::Status leaving;
   for (;;) {
-    Clock::time_point until = deadline.when();
-    if (interrupt != nullptr) until = std::min(until, Clock::now() + interrupt->poll_interval);
-    if (waiter.sleep_until(until)) {
+    const ThreadParker::Wake wake = waiter.parker().park(deadline);
+    if (wake == ThreadParker::Wake::kUnparked) {
       // A thread that is being stopped cannot use what the waker gave it: say so, and the
       // primitive passes the token on exactly as for a waiter dequeued while it was leaving.
-      const bool stopping = interrupt != nullptr && interrupt->requested();
-      return {ParkResult::Status::kUnparked, waiter.token(), stopping};
+      return {ParkResult::Status::kUnparked, waiter.token(), ThreadParker::interrupt_requested()};
     }
-    if (deadline.expired()) {
-      if (waiter.address() == address) break;
-      deadline = Deadline::never();  // requeued: notified, now waiting for its turn elsewhere
-    }
-    if (interrupt != nullptr && interrupt->requested()) {
+    if (wake == ThreadParker::Wake::kInterrupted) {
       leaving = ParkResult::Status::kInterrupted;
       break;
     }
+    if (waiter.address() == key) {
+      leaving = ParkResult::Status::kTimedOut;
+      break;
+    }
+    deadline = Deadline::never();  // requeued: notified, now waiting for its turn elsewhere
   }
-  if (cancel(waiter)) return {leaving};
+  const auto on_leave_for = [&](const void* found) -> const Grant* {
+    return found == key ? options.on_leave : nullptr;
+  };
+  if (cancel(waiter, on_leave_for)) return {leaving};
   // A waker dequeued us between the timeout and the cancel; its wake-up is imminent and carries a
   // token we must not drop.
-  waiter.sleep_until(Clock::time_point::max());
+  waiter.parker().park_until_unparked();
   return {ParkResult::Status::kUnparked, waiter.token(),
           leaving == ParkResult::Status::kInterrupted};
 }
@@ -215,30 +233,20 @@ std::size_t unpark_some(const void* address, std::size_t count, WakeToken token)
   return woken;
 }
 
-std::size_t unpark_granted(const void* address,
-                           FunctionRef<std::optional<WakeToken>(std::int64_t request)> grant,
-                           FunctionRef<void(bool queue_empty)> finish) {
-  Bucket& bucket = bucket_for(address);
-  std::vector<std::pair<Waiter*, WakeToken>> granted;
+std::size_t unpark_filter(const void* key, const Grant& grant) {
+  Bucket& bucket = bucket_for(key);
+  Woken woken;
   {
     std::lock_guard<std::mutex> guard(bucket.lock);
-    Waiter* w = ParkingLotAccess::first_for(bucket, address);
-    while (w != nullptr) {
-      std::optional<WakeToken> token = grant(w->request());
-      if (!token) break;
-      Waiter* next = ParkingLotAccess::first_for(bucket, address, w);
-      ParkingLotAccess::remove(bucket, *w);
-      granted.emplace_back(w, *token);
-      w = next;
-    }
-    finish(w == nullptr);
+    run_grant(bucket, key, grant, woken);
   }
-  for (auto [waiter, token] : granted) ParkingLotAccess::deliver(*waiter, token);
-  return granted.size();
+  deliver_all(woken);
+  return woken.size();
 }
 
 RequeueResult requeue(const void* from, const void* to,
-                      FunctionRef<RequeueDecision(std::size_t waiting)> decide) {
+                      FunctionRef<RequeueDecision(std::size_t waiting)> decide,
+                      FunctionRef<bool(std::int64_t request)> movable) {
   Bucket& source = bucket_for(from);
   Bucket& target = bucket_for(to);
   // Two bucket locks are only ever taken here, always in address order, so this cannot deadlock.
@@ -254,14 +262,13 @@ RequeueResult requeue(const void* from, const void* to,
     ++waiting;
   }
   const RequeueDecision decision = decide(waiting);
-  const auto movable = static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(to));
   std::vector<Waiter*> woken;
   RequeueResult result;
   Waiter* w = ParkingLotAccess::first_for(source, from);
   while (w != nullptr) {
     Waiter* next = ParkingLotAccess::first_for(source, from, w);
     ParkingLotAccess::remove(source, *w);
-    if (decision.move && w->request() == movable) {
+    if (decision.move && movable(w->request())) {
       ParkingLotAccess::append(target, to, *w, decision.recovery);
       ++result.moved;
     } else {
@@ -274,14 +281,6 @@ RequeueResult requeue(const void* from, const void* to,
   for (Waiter* waiter : woken) ParkingLotAccess::deliver(*waiter, decision.token);
   result.woken = woken.size();
   return result;
-}
-
-std::optional<std::int64_t> first_request(const void* address) {
-  Bucket& bucket = bucket_for(address);
-  std::lock_guard<std::mutex> guard(bucket.lock);
-  Waiter* w = ParkingLotAccess::first_for(bucket, address);
-  if (w == nullptr) return std::nullopt;
-  return w->request();
 }
 
 std::size_t queued_count(const void* address) {

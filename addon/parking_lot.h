@@ -1,26 +1,32 @@
 // The parking lot: process-wide FIFO queues of waiters keyed by memory address.
 //
 // A primitive keeps all of its state in a few words of (shared) memory and comes here only when a
-// thread must wait. The lot hashes the address to one of a fixed number of buckets; each bucket has
-// its own lock and one intrusive FIFO list holding the waiters of every address that hashes to it,
-// so unrelated primitives rarely share a lock and the per-address order is the arrival order.
+// thread must wait. The lot hashes the key (an address in the primitive's own key space) to one
+// of a fixed number of buckets; each bucket has its own lock and one intrusive FIFO list holding
+// the waiters of every key that hashes to it, so unrelated primitives rarely share a lock and the
+// per-key order is the arrival order.
 //
-// Contract
-// - enqueue()/park() run `validate` with the bucket lock held and enqueue only if it returns true.
-//   A waker changes the word and then takes the same bucket lock to dequeue, so a waiter that saw
-//   the old value is already queued when the waker looks: no wake-up is lost.
-// - unpark_one() runs `decide` with the bucket lock held, after removing the waiter (if any) and
-//   before waking it. That is where a primitive updates its word knowing exactly whether more
-//   waiters remain, and chooses the token the woken waiter receives (for example "the lock is now
-//   yours" versus "the lock is free, compete for it").
-// - Wake-ups are delivered after the bucket lock is released: Waiter::on_unparked never runs with
-//   a bucket lock held, so it may take other locks or call back into the lot.
-// - cancel() removes a waiter that is still queued and returns true; it returns false once a waker
-//   has dequeued it, in which case the wake-up (and its token) is still delivered. A timed-out or
-//   cancelled waiter therefore never swallows a wake-up: it either left the queue before any waker
-//   chose it, or it receives the token and must act on it (see Mutex::abandon_wake).
+// Contract. Every callback below runs with the key's bucket lock held (requeue: both buckets'),
+// so it must not call back into the lot; wake-ups are delivered after the lock is released.
+// - park()/enqueue() run `validate` and queue the waiter only if it returns true. A waker changes
+//   the word and then takes the same bucket lock to dequeue, so a waiter that saw the old value is
+//   already queued when the waker looks: no wake-up is lost.
+// - unpark_one() runs `decide` after removing the oldest waiter (if any) and before waking it:
+//   there the primitive updates its word knowing whether more waiters remain, and chooses the
+//   token the woken waiter receives ("the lock is yours" versus "compete for it").
+// - unpark_filter() offers the waiters, oldest first, to a Grant and wakes those it grants; its
+//   `finish(queue_empty)` runs after the walk. The same Grant runs when a waiter LEAVES without a
+//   wake-up (its park timed out or was interrupted, or cancel() removed it): in the same critical
+//   section as the removal, so a primitive whose strict queue order held others back lets them
+//   through, and one that marks "waiters present" in its word clears the mark when the queue is
+//   empty, atomically with the departure. No stale marker outlives its last waiter.
+// - A waiter that a waker has dequeued always receives its token, even if it was leaving: park()
+//   then reports it (interrupted set), and cancel() returns false; the waiter must act on the
+//   token (pass a lock on, say).
 // - A waiter's memory must stay valid from enqueue until cancel() returns true or on_unparked has
 //   been called.
+// - Sleeping, and the polling of a thread's interrupt, belong to the thread parker
+//   (thread_parker.h, interrupt.h), not to this contract.
 #pragma once
 
 #include <atomic>
@@ -84,36 +90,36 @@ class Waiter {
 // What unpark_one found, as seen by `decide` under the bucket lock.
 struct UnparkInfo {
   bool unparked = false;        // a waiter was dequeued
-  bool has_more = false;        // other waiters for the same address remain queued
+  bool has_more = false;        // other waiters for the same key remain queued
   ThreadId thread = kNoThread;  // the dequeued waiter's thread
   Clock::duration waited{};     // how long it has been waiting (since waiting_since())
-};
-
-// A way for a blocked thread to be asked to give up (a worker being terminated): `requested` is
-// polled every `poll_interval` while parked, outside any lock. `requested` refers to a callable
-// that must outlive the Interrupt: name the lambda, then build the Interrupt from it.
-struct Interrupt {
-  Clock::duration poll_interval;
-  FunctionRef<bool()> requested;
 };
 
 struct ParkResult {
   enum class Status { kUnparked, kInvalid, kTimedOut, kInterrupted };
   Status status;
   WakeToken token = 0;  // meaningful when status is kUnparked
-  // An interrupt was requested, but a waker had already dequeued this waiter, so it was unparked
-  // anyway: the caller must pass the token on before giving up. Also set when the interrupt is
-  // found requested right after an ordinary wake-up (the interrupt is polled once more then), so
-  // a thread being stopped never keeps what it was handed in its last instant.
+  // The thread's interrupt was requested, but a waker had already dequeued this waiter, so it was
+  // unparked anyway: the caller must pass the token on before giving up. Also set when the
+  // interrupt is found requested right after an ordinary wake-up (it is polled once more then),
+  // so a thread being stopped never keeps what it was handed in its last instant.
   bool interrupted = false;
 };
 
 namespace parking_lot {
 
+// A FIFO grant step: `offer(request)` is asked for each waiter, oldest first, and returns the
+// token it is woken with, or nothing, which ends the walk (grants are strictly FIFO); then
+// `finish(queue_empty)` runs, where the primitive records whether waiters remain. Both run under
+// the bucket lock. A null `offer` grants nobody.
+struct Grant {
+  const FunctionRef<std::optional<WakeToken>(std::int64_t request)>* offer;
+  FunctionRef<void(bool queue_empty)> finish;
+};
+
 // How a thread parks; only `validate` and `deadline` are always needed.
 struct ParkOptions {
   Deadline deadline = Deadline::never();
-  const Interrupt* interrupt = nullptr;
   // When the caller began waiting (for fairness); defaults to now.
   Clock::time_point since = Clock::now();
   // Runs after the waiter is queued and the bucket lock released, before sleeping: a condition
@@ -123,44 +129,41 @@ struct ParkOptions {
   std::int64_t request = 0;
   // Waiter::recovery().
   OwnerRecovery recovery = nullptr;
+  // Runs when the waiter leaves without a wake-up (timeout, interrupt), in the same critical
+  // section as its removal.
+  const Grant* on_leave = nullptr;
 };
 
-// Blocks the calling thread on `address` if `validate()` holds, until unparked, the deadline, or an
-// interrupt. A waiter that requeue() moved to another address has been notified: from then on the
-// deadline no longer applies (it waits for its turn on the new address).
-ParkResult park(const void* address, FunctionRef<bool()> validate, const ParkOptions& options);
-inline ParkResult park(const void* address, FunctionRef<bool()> validate, Deadline deadline,
-                       const Interrupt* interrupt = nullptr,
-                       Clock::time_point since = Clock::now()) {
+// Blocks the calling thread on `key` if `validate()` holds, until unparked, the deadline, or the
+// thread's interrupt. A waiter that requeue() moved to another key has been notified: from then
+// on the deadline no longer applies (it waits for its turn on the new key).
+ParkResult park(const void* key, FunctionRef<bool()> validate, const ParkOptions& options);
+inline ParkResult park(const void* key, FunctionRef<bool()> validate, Deadline deadline) {
   ParkOptions options;
   options.deadline = deadline;
-  options.interrupt = interrupt;
-  options.since = since;
-  return park(address, validate, options);
+  return park(key, validate, options);
 }
 
 // Queues a waiter whose wake-up is a callback (an asynchronous wait) if `validate()` holds;
 // `recovery` is what it names as its Waiter::recovery() while queued there.
-bool enqueue(const void* address, Waiter& waiter, FunctionRef<bool()> validate,
+bool enqueue(const void* key, Waiter& waiter, FunctionRef<bool()> validate,
              OwnerRecovery recovery = nullptr);
 
-// Removes a queued waiter; false if a waker already took it (its wake-up is on the way).
+// Removes a queued waiter and runs the Grant `on_leave_for(key)` names (null: none) in the same
+// critical section; `key` is where the waiter was found (requeue() may have moved it to another
+// primitive's queue). False if a waker already took it: its wake-up is on the way.
+bool cancel(Waiter& waiter, FunctionRef<const Grant*(const void* key)> on_leave_for);
 bool cancel(Waiter& waiter);
 
-// Dequeues the longest-waiting waiter for `address`, runs `decide` under the bucket lock (also when
+// Dequeues the longest-waiting waiter for `key`, runs `decide` under the bucket lock (also when
 // nobody is queued, with info.unparked false) and wakes the waiter with the token it returns.
-UnparkInfo unpark_one(const void* address, FunctionRef<WakeToken(const UnparkInfo&)> decide);
+UnparkInfo unpark_one(const void* key, FunctionRef<WakeToken(const UnparkInfo&)> decide);
 
-// Wakes up to `count` waiters for `address` in FIFO order, each with `token`; returns how many.
-std::size_t unpark_some(const void* address, std::size_t count, WakeToken token);
+// Wakes up to `count` waiters for `key` in FIFO order, each with `token`; returns how many.
+std::size_t unpark_some(const void* key, std::size_t count, WakeToken token);
 
-// Offers the waiters of `address`, oldest first, to `grant(request)` under the bucket lock; each
-// one it grants (returns a token for) is dequeued and woken with that token; the first it refuses
-// (returns nothing) ends the walk, so grants are strictly FIFO. `finish(queue_empty)` then runs
-// under the same lock: the primitive records there whether waiters remain. Returns how many woke.
-std::size_t unpark_granted(const void* address,
-                           FunctionRef<std::optional<WakeToken>(std::int64_t request)> grant,
-                           FunctionRef<void(bool queue_empty)> finish);
+// Runs `grant` over the waiters of `key` (see Grant) and wakes those granted; returns how many.
+std::size_t unpark_filter(const void* key, const Grant& grant);
 
 // What requeue() should do, decided under both bucket locks from how many wait on `from`.
 struct RequeueDecision {
@@ -174,23 +177,21 @@ struct RequeueResult {
   std::size_t moved = 0;
 };
 
-// Empties the queue of `from`, atomically with respect to every other operation on either
-// address: if decide(waiting) says `move`, each waiter whose request() is the address `to` (as an
-// integer: that is how a waiter declares where it may be moved) goes to the tail of `to`'s queue,
-// keeping its order and its waiting_since(); every other waiter is woken with the token.
+// Empties the queue of `from`, atomically with respect to every other operation on either key:
+// if decide(waiting) says `move`, each waiter for which movable(request) holds goes to the tail of
+// `to`'s queue, keeping its order and its waiting_since(); every other waiter is woken with the
+// decision's token.
 RequeueResult requeue(const void* from, const void* to,
-                      FunctionRef<RequeueDecision(std::size_t waiting)> decide);
+                      FunctionRef<RequeueDecision(std::size_t waiting)> decide,
+                      FunctionRef<bool(std::int64_t request)> movable);
 
-// The request() of the oldest waiter of `address`, if any (a snapshot).
-std::optional<std::int64_t> first_request(const void* address);
+// How many waiters are queued for `key` (a snapshot: for tests and diagnostics).
+std::size_t queued_count(const void* key);
 
-// How many waiters are queued for `address` (a snapshot: for tests and diagnostics).
-std::size_t queued_count(const void* address);
-
-// Calls `visit(address, recovery)` for every address that has a queued waiter naming an
-// OwnerRecovery, once per address and bucket, with that bucket's lock held: `visit` must only
-// record what it is given.
-void for_each_recoverable(FunctionRef<void(const void* address, OwnerRecovery recovery)> visit);
+// Calls `visit(key, recovery)` for every key that has a queued waiter naming an OwnerRecovery,
+// once per key and bucket, with that bucket's lock held: `visit` must only record what it is
+// given.
+void for_each_recoverable(FunctionRef<void(const void* key, OwnerRecovery recovery)> visit);
 
 }  // namespace parking_lot
 }  // namespace parklock

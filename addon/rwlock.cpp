@@ -43,19 +43,28 @@ RwLockWords::Attempt RwLockWords::try_acquire_or_mark(Mode mode, ThreadId self, 
 }
 
 RwLockWords::LockStatus RwLockWords::acquire_slow(Mode mode, ThreadId self, Deadline deadline,
-                                                  const Interrupt* interrupt,
                                                   ThreadId* ended_owner) {
   if (holds_write_lock(self)) return LockStatus::kAlreadyHeld;
-  // A write lock granted to one of this thread's own asynchronous waits while it blocks here
-  // would never be released: the blocked wait watches for that and reports a deadlock.
-  const auto held_by_this_thread = [&] { return holds_write_lock(self); };
-  const SelfDeadlockWatch watch(interrupt, held_by_this_thread);
   parking_lot::ParkOptions options;
   options.deadline = deadline;
-  options.interrupt = watch.interrupt();
   options.since = Clock::now();
   options.request = mode == Mode::kShared ? kSharedRequest : exclusive_request(self);
   options.recovery = &RwLockWords::recover_from_ended_owner;
+  LockStatus status = LockStatus::kCorrupt;
+  with_release_grant(0, kNoThread, [&](const parking_lot::Grant& on_leave) {
+    options.on_leave = &on_leave;
+    status = acquire_loop(mode, self, deadline, options, ended_owner);
+  });
+  return status;
+}
+
+RwLockWords::LockStatus RwLockWords::acquire_loop(Mode mode, ThreadId self, Deadline deadline,
+                                                  const parking_lot::ParkOptions& options,
+                                                  ThreadId* ended_owner) {
+  // A write lock granted to one of this thread's own asynchronous waits while it blocks here
+  // would never be released: the blocked wait watches for that and reports a deadlock.
+  const auto held_by_this_thread = [&] { return holds_write_lock(self); };
+  const auto abandon = [&](WakeToken token) { abandon_wake(self, token); };
   const auto must_wait = [this] { return this->must_wait(); };
   int spins = 0;
   for (;;) {
@@ -80,42 +89,36 @@ RwLockWords::LockStatus RwLockWords::acquire_slow(Mode mode, ThreadId self, Dead
     // is set now and stays, so the release of the lock taken over still serves the waiters.
     if (take_from_ended_owner(mode, self, ended_owner)) return LockStatus::kOwnerDied;
     if (deadline.expired()) {
-      after_cancel();  // the parked bit this thread may have set is nobody's business any more
+      release_and_grant(0);  // the parked bit this thread may have set is nobody's business now
       return LockStatus::kTimedOut;
     }
-    const ParkResult parked = parking_lot::park(address(), must_wait, options);
-    switch (parked.status) {
-      case ParkResult::Status::kInvalid:
+    const LockPark parked =
+        park_for_lock(address(), must_wait, options, held_by_this_thread, abandon);
+    switch (parked.outcome) {
+      case LockPark::Outcome::kRetry:
         continue;
-      case ParkResult::Status::kTimedOut:
-        after_cancel();
+      case LockPark::Outcome::kTimedOut:
         return LockStatus::kTimedOut;
-      case ParkResult::Status::kInterrupted:
-        after_cancel();
-        return watch.interrupt_requested() ? LockStatus::kInterrupted : LockStatus::kAlreadyHeld;
-      case ParkResult::Status::kUnparked:
+      case LockPark::Outcome::kInterrupted:
+        return LockStatus::kInterrupted;
+      case LockPark::Outcome::kSelfDeadlock:
+        return LockStatus::kAlreadyHeld;
+      case LockPark::Outcome::kWoken:
         break;
     }
-    // Every wake-up is a grant in the requested mode: the state already counts this thread. Woken
-    // while leaving: only a real interrupt gives the grant away; a write lock granted to this very
-    // waiter (which is what the watch saw) is simply taken.
-    if (parked.interrupted && watch.interrupt_requested()) {
-      abandon_wake(self, parked.token);
-      return LockStatus::kInterrupted;
-    }
+    // Every wake-up is a grant in the requested mode: the state already counts this thread.
     return granted(parked.token, ended_owner);
   }
 }
 
 RwLockWords::LockStatus RwLockWords::lock_slow(ThreadId self, Deadline deadline,
-                                               const Interrupt* interrupt, ThreadId* ended_owner) {
-  return acquire_slow(Mode::kExclusive, self, deadline, interrupt, ended_owner);
+                                               ThreadId* ended_owner) {
+  return acquire_slow(Mode::kExclusive, self, deadline, ended_owner);
 }
 
 RwLockWords::LockStatus RwLockWords::lock_shared_slow(ThreadId self, Deadline deadline,
-                                                      const Interrupt* interrupt,
                                                       ThreadId* ended_owner) {
-  return acquire_slow(Mode::kShared, self, deadline, interrupt, ended_owner);
+  return acquire_slow(Mode::kShared, self, deadline, ended_owner);
 }
 
 bool RwLockWords::take_from_ended_owner(Mode mode, ThreadId self, ThreadId* ended_owner) noexcept {
@@ -192,6 +195,13 @@ RwLockWords::UnlockStatus RwLockWords::unlock_shared_slow() noexcept {
 }
 
 void RwLockWords::release_and_grant(std::int32_t released, ThreadId ended) noexcept {
+  with_release_grant(released, ended, [this](const parking_lot::Grant& grant) {
+    parking_lot::unpark_filter(address(), grant);
+  });
+}
+
+void RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
+                                     FunctionRef<void(const parking_lot::Grant&)> run) noexcept {
   // Decisions are taken on the word as first read under the bucket lock. With waiters queued the
   // parked bit is set, so the only concurrent change is a reader that is not the last releasing
   // on the fast path: the word only loses readers, which never makes a refused grant grantable
@@ -250,7 +260,8 @@ void RwLockWords::release_and_grant(std::int32_t released, ThreadId ended) noexc
       }
     }
   };
-  parking_lot::unpark_granted(address(), grant, finish);
+  const FunctionRef<std::optional<WakeToken>(std::int64_t)> offer = grant;
+  run(parking_lot::Grant{&offer, finish});
 }
 
 RwLockWords::AsyncStep RwLockWords::lock_or_enqueue(Waiter& waiter, ThreadId* ended_owner) {
@@ -303,8 +314,12 @@ void RwLockWords::abandon_wake(ThreadId self, WakeToken token) noexcept {
   }
 }
 
-void RwLockWords::after_cancel() noexcept {
-  release_and_grant(0);
+bool RwLockWords::cancel(Waiter& waiter) noexcept {
+  bool removed = false;
+  with_release_grant(0, kNoThread, [&](const parking_lot::Grant& on_leave) {
+    removed = parking_lot::cancel(waiter, [&](const void*) { return &on_leave; });
+  });
+  return removed;
 }
 
 }  // namespace parklock

@@ -27,13 +27,14 @@
 //     that acquires right after never has its id overwritten. A reader releases by CAS
 //     subtracting one reader, unless it is the last reader and the parked bit is set.
 //   - Those two remaining cases (the release of a parked lock) run under the bucket lock and hand
-//     the lock over in FIFO order (parking_lot::unpark_granted): the oldest waiter if it is a
+//     the lock over in FIFO order (parking_lot::unpark_filter): the oldest waiter if it is a
 //     writer (its owner word is set for it), or the run of readers at the head of the queue up to
 //     the first writer. The state word is updated for them before they wake, and the parked bit
 //     is kept exactly when waiters remain. Waking is therefore never a race to re-acquire: every
 //     wake-up is a grant (kGrantedShared / kGrantedExclusive).
 //   - A waiter that leaves the queue without a grant (timeout, interrupt, cancelled async wait)
-//     calls after_cancel(), which under the bucket lock clears a parked bit nobody needs any more
+//     runs the same grant step with nothing released, in the critical section of its departure
+//     (parking_lot::Grant): it clears a parked bit nobody needs any more
 //     and grants the new head of the queue what is now grantable (readers behind a writer that
 //     gave up join the readers holding the lock).
 //
@@ -54,7 +55,7 @@
 //
 // Self-deadlock: lock() or lock_shared() by the thread holding the write lock is refused
 // (kAlreadyHeld), also when one of its own asynchronous waits is granted the write lock while the
-// thread blocks waiting for it (a blocked wait given an interrupt watches for that). Upgrading a
+// thread blocks waiting for it (a blocked wait in a thread with an interrupt watches for that). Upgrading a
 // read hold to a write hold (lock() while this thread reads) waits forever and is NOT detected:
 // readers are counted, not recorded per thread. For the same reason unlock_shared() can only
 // refuse a release when no reader at all holds the lock.
@@ -71,6 +72,7 @@
 
 #include "atomic_ref.h"
 #include "deadline.h"
+#include "function_ref.h"
 #include "parking_lot.h"
 #include "thread_id.h"
 
@@ -132,9 +134,9 @@ class RwLockWords {
   }
 
   LockStatus lock(ThreadId self, Deadline deadline = Deadline::never(),
-                  const Interrupt* interrupt = nullptr, ThreadId* ended_owner = nullptr) {
+                  ThreadId* ended_owner = nullptr) {
     if (try_lock(self)) return LockStatus::kAcquired;
-    return lock_slow(self, deadline, interrupt, ended_owner);
+    return lock_slow(self, deadline, ended_owner);
   }
 
   UnlockStatus unlock(ThreadId self) noexcept {
@@ -155,8 +157,8 @@ class RwLockWords {
 
   // The contended part of lock(): the caller's try_lock failed. `self` must be the calling thread's
   // current_thread_id() (a grant records the identity of the thread that parked).
-  LockStatus lock_slow(ThreadId self, Deadline deadline, const Interrupt* interrupt,
-                       ThreadId* ended_owner = nullptr);
+  // kInterrupted: the thread's interrupt (interrupt.h) was requested.
+  LockStatus lock_slow(ThreadId self, Deadline deadline, ThreadId* ended_owner = nullptr);
 
   // The contended part of unlock(), after the holder has checked and cleared the owner word: the
   // writer bit is released, and the lock handed on if waiters are parked.
@@ -176,9 +178,9 @@ class RwLockWords {
   }
 
   LockStatus lock_shared(ThreadId self, Deadline deadline = Deadline::never(),
-                         const Interrupt* interrupt = nullptr, ThreadId* ended_owner = nullptr) {
+                         ThreadId* ended_owner = nullptr) {
     if (try_lock_shared()) return LockStatus::kAcquired;
-    return lock_shared_slow(self, deadline, interrupt, ended_owner);
+    return lock_shared_slow(self, deadline, ended_owner);
   }
 
   UnlockStatus unlock_shared() noexcept {
@@ -193,8 +195,7 @@ class RwLockWords {
     return unlock_shared_slow();
   }
 
-  LockStatus lock_shared_slow(ThreadId self, Deadline deadline, const Interrupt* interrupt,
-                              ThreadId* ended_owner = nullptr);
+  LockStatus lock_shared_slow(ThreadId self, Deadline deadline, ThreadId* ended_owner = nullptr);
 
   // The full release of one read hold: kNotOwner when no reader holds the lock.
   UnlockStatus unlock_shared_slow() noexcept;
@@ -221,9 +222,10 @@ class RwLockWords {
   // the write lock there and waiters are parked, grants the lock to the oldest of them.
   static void recover_from_ended_owner(const void* address, ThreadId ended) noexcept;
 
-  // A waiter left the queue without a grant: clears the parked bit if nobody waits any more, and
-  // grants the new head of the queue what is now grantable.
-  void after_cancel() noexcept;
+  // Takes a queued asynchronous waiter out of the queue (false if its grant is already on its
+  // way); in the same critical section, clears the parked bit if nobody waits any more and grants
+  // the new head of the queue what is now grantable.
+  bool cancel(Waiter& waiter) noexcept;
 
   // --- Observers (snapshots) ---
 
@@ -262,13 +264,18 @@ class RwLockWords {
     return (seen & kParked) != 0 && is_held(seen) && !is_corrupt(seen);
   }
   Attempt try_acquire_or_mark(Mode mode, ThreadId self, std::int32_t seen);
-  LockStatus acquire_slow(Mode mode, ThreadId self, Deadline deadline, const Interrupt* interrupt,
-                          ThreadId* ended_owner);
+  LockStatus acquire_slow(Mode mode, ThreadId self, Deadline deadline, ThreadId* ended_owner);
+  LockStatus acquire_loop(Mode mode, ThreadId self, Deadline deadline,
+                          const parking_lot::ParkOptions& options, ThreadId* ended_owner);
   // Under the bucket lock: gives back `released` (kWriter, kOneReader or 0) and grants the oldest
   // waiters what is then grantable, keeping the parked bit exactly when waiters remain. With an
   // `ended` writer (whose owner word the caller has claimed), the first grant carries it, and if
   // nothing is granted the write hold stays, with the owner word naming `ended` again.
   void release_and_grant(std::int32_t released, ThreadId ended = kNoThread) noexcept;
+  // The grant step of release_and_grant(), handed to `run`, which must run it under the bucket
+  // lock (parking_lot::unpark_filter, or a departing waiter's on_leave) at most once.
+  void with_release_grant(std::int32_t released, ThreadId ended,
+                          FunctionRef<void(const parking_lot::Grant&)> run) noexcept;
 
   std::int32_t* words_;
 };
@@ -294,13 +301,13 @@ class RwLock {
   bool try_lock_for(std::chrono::duration<Rep, Period> timeout) {
     const ThreadId self = current_thread_id();
     return words().try_lock(self) ||
-           acquired(words().lock_slow(self, Deadline::at(Clock::now() + timeout), nullptr));
+           acquired(words().lock_slow(self, Deadline::at(Clock::now() + timeout)));
   }
   template <typename Rep, typename Period>
   bool try_lock_shared_for(std::chrono::duration<Rep, Period> timeout) {
     return words().try_lock_shared() ||
            acquired(words().lock_shared_slow(current_thread_id(),
-                                             Deadline::at(Clock::now() + timeout), nullptr));
+                                             Deadline::at(Clock::now() + timeout)));
   }
 
   void unlock() noexcept { words().unlock(current_thread_id()); }

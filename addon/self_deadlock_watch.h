@@ -1,55 +1,45 @@
-// The watch a blocking lock keeps for a self-deadlock it cannot refuse up front.
+// Parking a thread for a lock that records its owner, watching for a self-deadlock it cannot
+// refuse up front.
 //
 // A thread that blocks on a lock while one of its own asynchronous waits is queued on the same
 // lock can be handed the lock through that waiter, which cannot run while the thread is blocked:
 // the blocked wait would then wait for itself forever. Locks that record their owner (the mutex,
-// the write side of the RWLock) let the blocked wait notice: it is given an Interrupt that asks
-// the real interrupt and then whether the lock names this thread, polled at the real interrupt's
-// interval. Without a real interrupt there is nothing to poll with, and no asynchronous wait of
-// the thread either (only the binding has both), so there is no watch.
+// the write side of the RWLock, and the mutex a condition variable re-acquires) let the blocked
+// wait notice: while it sleeps, an interrupt scope asks the thread's own interrupt and then
+// whether the lock names this thread, at the thread interrupt's poll interval. A thread without an
+// interrupt (plain C++ threads) has nothing to poll with, and no asynchronous waits either (only
+// the binding has both), so it is not watched.
 //
-// The real interrupt is asked FIRST, and its answer kept: after a hand-off to this very waiter the
-// lock names this thread too, and a thread being stopped must still pass that lock on, while a
-// thread that is not being stopped simply takes it.
+// The thread's own interrupt is asked FIRST, and its answer kept: after a hand-off to this very
+// waiter the lock names this thread too, and a thread being stopped must still pass that lock
+// on, while a thread that is not being stopped simply takes it.
 #pragma once
 
 #include "function_ref.h"
+#include "interrupt.h"
 #include "parking_lot.h"
 
 namespace parklock {
 
-class SelfDeadlockWatch {
- public:
-  // `held_by_this_thread` must outlive the watch (name the lambda, then build the watch from it).
-  SelfDeadlockWatch(const Interrupt* interrupt, FunctionRef<bool()> held_by_this_thread) noexcept
-      : interrupt_(interrupt),
-        held_by_this_thread_(held_by_this_thread),
-        watch_{interrupt != nullptr ? interrupt->poll_interval : Clock::duration{}, poll_} {}
-  SelfDeadlockWatch(const SelfDeadlockWatch&) = delete;
-  SelfDeadlockWatch& operator=(const SelfDeadlockWatch&) = delete;
-
-  // What to park with (ParkOptions::interrupt): null when there is no real interrupt.
-  const Interrupt* interrupt() const noexcept { return interrupt_ != nullptr ? &watch_ : nullptr; }
-
-  // Whether the real interrupt was requested at the latest poll. A park that ended as
-  // kInterrupted, or woke with ParkResult::interrupted, without it saw the lock name this thread.
-  bool interrupt_requested() const noexcept { return interrupt_requested_; }
-
- private:
-  bool poll() {
-    interrupt_requested_ = interrupt_->requested();
-    return interrupt_requested_ || held_by_this_thread_();
-  }
-
-  const Interrupt* const interrupt_;
-  FunctionRef<bool()> held_by_this_thread_;
-  bool interrupt_requested_ = false;
-  // Declared before watch_, which refers to it.
-  struct Poll {
-    SelfDeadlockWatch* self;
-    bool operator()() const { return self->poll(); }
-  } poll_{this};
-  const Interrupt watch_;
+// How a lock's park ended, with the watch's verdict applied.
+struct LockPark {
+  enum class Outcome {
+    kRetry,         // the word changed before the thread could queue: look again
+    kTimedOut,      // the deadline passed (the waiter left; on_leave ran)
+    kInterrupted,   // the thread is being stopped (the waiter left, or passed on what it got)
+    kSelfDeadlock,  // the lock was handed to one of this thread's own asynchronous waits
+    kWoken,         // woken with `token`, which the lock must act on
+  };
+  Outcome outcome;
+  WakeToken token = 0;
 };
+
+// Parks on `key` as parking_lot::park() does, watching `held_by_this_thread`. A token received
+// while the thread is being stopped is handed to `abandon` (which passes it on) and reported as
+// kInterrupted.
+LockPark park_for_lock(const void* key, FunctionRef<bool()> validate,
+                       const parking_lot::ParkOptions& options,
+                       FunctionRef<bool()> held_by_this_thread,
+                       FunctionRef<void(WakeToken)> abandon);
 
 }  // namespace parklock

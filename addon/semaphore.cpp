@@ -41,6 +41,15 @@ bool SemaphoreWord::take_for_waiter(std::int64_t request) noexcept {
 
 SemaphoreWord::ReleaseStatus SemaphoreWord::add_and_grant(std::int32_t n) noexcept {
   ReleaseStatus status = ReleaseStatus::kReleased;
+  with_grant_step(n, &status, [this](const parking_lot::Grant& grant) {
+    parking_lot::unpark_filter(address(), grant);
+  });
+  return status;
+}
+
+void SemaphoreWord::with_grant_step(std::int32_t n, ReleaseStatus* result,
+                                    FunctionRef<void(const parking_lot::Grant&)> run) noexcept {
+  ReleaseStatus& status = *result;
   bool added = false;
   // The permits are added under the bucket lock, by whichever callback runs first (`grant` runs
   // only when a waiter is queued, `finish` always), so no thread validating its park sees them
@@ -66,49 +75,47 @@ SemaphoreWord::ReleaseStatus SemaphoreWord::add_and_grant(std::int32_t n) noexce
       }
     }
   };
-  parking_lot::unpark_granted(
-      address(),
-      [&](std::int64_t request) -> std::optional<WakeToken> {
-        add_once();
-        if (status == ReleaseStatus::kCorrupt || !take_for_waiter(request)) return std::nullopt;
-        return kGranted;
-      },
-      [&](bool queue_empty) {
-        add_once();
-        // Nobody queues without taking this lock and setting the bit first, so an empty queue
-        // stays empty until the bit is clear; then the fast paths may run again.
-        if (queue_empty && status != ReleaseStatus::kCorrupt) {
-          word().fetch_and(~kWaitersBit, std::memory_order_relaxed);
-        }
-      });
-  return status;
+  const auto grant = [&](std::int64_t request) -> std::optional<WakeToken> {
+    add_once();
+    if (status == ReleaseStatus::kCorrupt || !take_for_waiter(request)) return std::nullopt;
+    return kGranted;
+  };
+  const auto finish = [&](bool queue_empty) {
+    add_once();
+    // Nobody queues without taking this lock and setting the bit first, so an empty queue stays
+    // empty until the bit is clear; then the fast paths may run again.
+    if (queue_empty && status != ReleaseStatus::kCorrupt) {
+      word().fetch_and(~kWaitersBit, std::memory_order_relaxed);
+    }
+  };
+  const FunctionRef<std::optional<WakeToken>(std::int64_t)> offer = grant;
+  run(parking_lot::Grant{&offer, finish});
 }
 
-SemaphoreWord::AcquireStatus SemaphoreWord::acquire_slow(std::int32_t n, Deadline deadline,
-                                                         const Interrupt* interrupt) {
+SemaphoreWord::AcquireStatus SemaphoreWord::acquire_slow(std::int32_t n, Deadline deadline) {
   if (!valid_count(n)) return AcquireStatus::kBadCount;
   Claim claim = Claim::kWouldBlock;
+  const auto take_or_queue = [&] {
+    // An expired deadline still takes free permits, but never queues.
+    claim = take_or_announce(n, !deadline.expired());
+    return claim == Claim::kQueue;
+  };
   parking_lot::ParkOptions options;
   options.deadline = deadline;
-  options.interrupt = interrupt;
   options.request = n;
-  const ParkResult parked = parking_lot::park(
-      address(),
-      [&] {
-        // An expired deadline still takes free permits, but never queues.
-        claim = take_or_announce(n, !deadline.expired());
-        return claim == Claim::kQueue;
-      },
-      options);
+  ParkResult parked{ParkResult::Status::kInvalid};
+  ReleaseStatus ignored = ReleaseStatus::kReleased;
+  with_grant_step(0, &ignored, [&](const parking_lot::Grant& on_leave) {
+    options.on_leave = &on_leave;
+    parked = parking_lot::park(address(), take_or_queue, options);
+  });
   switch (parked.status) {
     case ParkResult::Status::kInvalid:
       if (claim == Claim::kTaken) return AcquireStatus::kAcquired;
       return claim == Claim::kCorrupt ? AcquireStatus::kCorrupt : AcquireStatus::kTimedOut;
     case ParkResult::Status::kTimedOut:
-      grant_waiters();
       return AcquireStatus::kTimedOut;
     case ParkResult::Status::kInterrupted:
-      grant_waiters();
       return AcquireStatus::kInterrupted;
     case ParkResult::Status::kUnparked:
       break;
@@ -156,8 +163,13 @@ void SemaphoreWord::abandon_wake(std::int64_t request, WakeToken token) noexcept
   release(static_cast<std::int32_t>(request));
 }
 
-void SemaphoreWord::grant_waiters() noexcept {
-  add_and_grant(0);
+bool SemaphoreWord::cancel(Waiter& waiter) noexcept {
+  bool removed = false;
+  ReleaseStatus ignored = ReleaseStatus::kReleased;
+  with_grant_step(0, &ignored, [&](const parking_lot::Grant& on_leave) {
+    removed = parking_lot::cancel(waiter, [&](const void*) { return &on_leave; });
+  });
+  return removed;
 }
 
 Semaphore::Semaphore(std::int32_t initial_permits) : word_(initial_permits) {

@@ -14,9 +14,9 @@
 //                   oldest waiter first                        it when the queue is found empty
 //
 // Invariants
-// - The waiters bit is set whenever a waiter is queued on the word. It may stay set for a moment
-//   with an empty queue (a waiter just timed out or was cancelled), until whoever removed that
-//   waiter re-runs the grant step below, which clears it.
+// - The waiters bit is set exactly while a waiter is queued on the word (as seen under the bucket
+//   lock): a waiter that leaves without a grant runs the grant step below in the critical section
+//   of its departure, which clears the bit when the queue is empty.
 // - While the bit is set, nobody takes permits without the bucket lock: the fast paths (here and
 //   in lib/semaphore.js) only compare-and-swap from a word without it. So a newcomer can never
 //   barge past a queued request, and a large request at the head is never starved by small ones.
@@ -30,8 +30,9 @@
 // under the bucket lock add n and run the grant step: walk the queue oldest first, subtracting each
 // waiter's request from the permits and waking it with kGranted, until a request does not fit; if
 // the queue is then empty, clear the bit. A waiter that leaves the queue without a grant (timeout,
-// cancel, interrupt) runs the grant step too, since its request may have been what blocked the
-// smaller ones behind it.
+// cancel, interrupt) runs the grant step too, with nothing added and under the same lock as its
+// departure (parking_lot::Grant), since its request may have been what blocked the smaller ones
+// behind it.
 //
 // A waiter that received kGranted but no longer wants the permits (its wait was cancelled while
 // the grant was on its way, its thread is gone) releases them again: abandon_wake().
@@ -48,6 +49,7 @@
 
 #include "atomic_ref.h"
 #include "deadline.h"
+#include "function_ref.h"
 #include "parking_lot.h"
 
 namespace parklock {
@@ -100,10 +102,9 @@ class SemaphoreWord {
     return false;
   }
 
-  AcquireStatus acquire(std::int32_t n, Deadline deadline = Deadline::never(),
-                        const Interrupt* interrupt = nullptr) {
+  AcquireStatus acquire(std::int32_t n, Deadline deadline = Deadline::never()) {
     if (try_acquire(n)) return AcquireStatus::kAcquired;
-    return acquire_slow(n, deadline, interrupt);
+    return acquire_slow(n, deadline);
   }
 
   ReleaseStatus release(std::int32_t n) noexcept {
@@ -120,7 +121,8 @@ class SemaphoreWord {
   }
 
   // The contended part of acquire(): takes the permits or queues for them and blocks.
-  AcquireStatus acquire_slow(std::int32_t n, Deadline deadline, const Interrupt* interrupt);
+  // kInterrupted: the thread's interrupt (interrupt.h) was requested.
+  AcquireStatus acquire_slow(std::int32_t n, Deadline deadline);
 
   // The contended part of release(): adds the permits and grants them to the queued waiters.
   ReleaseStatus release_slow(std::int32_t n) noexcept;
@@ -133,9 +135,10 @@ class SemaphoreWord {
   // (cancelled, its thread is gone) releases them, so that the next waiters get them.
   void abandon_wake(std::int64_t request, WakeToken token) noexcept;
 
-  // What a waiter that left the queue without a grant (timeout, cancel, interrupt) must run: its
-  // request may have been blocking the smaller ones behind it, and the queue may now be empty.
-  void grant_waiters() noexcept;
+  // Takes a queued asynchronous waiter out of the queue (false if its grant is already on its
+  // way), running the grant step in the same critical section: its request may have been
+  // blocking the smaller ones behind it, and the queue may now be empty.
+  bool cancel(Waiter& waiter) noexcept;
 
   std::int32_t available() const noexcept {
     return permits_of(word().load(std::memory_order_relaxed));
@@ -157,6 +160,10 @@ class SemaphoreWord {
 
   // Adds `n` (0: none) and runs the grant step, all under the bucket lock.
   ReleaseStatus add_and_grant(std::int32_t n) noexcept;
+  // The grant step of add_and_grant(), handed to `run`, which must run it under the bucket lock
+  // at most once; `*status` is what it found.
+  void with_grant_step(std::int32_t n, ReleaseStatus* status,
+                       FunctionRef<void(const parking_lot::Grant&)> run) noexcept;
 
   std::int32_t* word_;
 };

@@ -13,6 +13,7 @@
 namespace parklock {
 namespace {
 
+using testing::with_interrupt;
 using testing::kWaitLimit;
 using testing::ThreadGroup;
 using testing::WaitUntil;
@@ -199,7 +200,7 @@ TEST(ConditionTest, InterruptedWaitLeavesTheQueueWithoutTheMutex) {
   waiter.Start([&] {
     const ThreadId self = current_thread_id();
     ASSERT_EQ(s.mutex().lock(self), MutexWord::LockStatus::kAcquired);
-    EXPECT_EQ(s.condition().wait(s.mutex(), self, Deadline::never(), &interrupt),
+    EXPECT_EQ(with_interrupt(&interrupt, [&] { return s.condition().wait(s.mutex(), self, Deadline::never()); }),
               ConditionWord::WaitStatus::kInterrupted);
   });
   ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&s.condition_word) == 1; }));

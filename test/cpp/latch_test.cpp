@@ -22,6 +22,7 @@ namespace parklock {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::with_interrupt;
 using testing::kHangGuardMs;
 using testing::ThreadGroup;
 using testing::WaitUntil;
@@ -243,7 +244,7 @@ TEST_F(LatchWordTest, AnInterruptedWaitEndsAndLeavesNoWaiter) {
   const Interrupt interrupt{std::chrono::milliseconds(1), stop_requested};
   WaitStatus status = WaitStatus::kReleased;
   ThreadGroup threads;
-  threads.Start([&] { status = latch_.wait(Deadline::never(), &interrupt); });
+  threads.Start([&] { status = with_interrupt(&interrupt, [&] { return latch_.wait(Deadline::never()); }); });
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
   stop = true;
   threads.JoinOrAbort(testing::kWaitLimit);

@@ -21,6 +21,7 @@ namespace parklock {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::with_interrupt;
 using testing::kHangGuardMs;
 using testing::RecordingWaiter;
 using testing::ThreadGroup;
@@ -343,7 +344,7 @@ TEST_F(MutexWordTest, TimeoutsAndInterruptsRacingUnlocksNeverStrandAWaiter) {
             status = word_.lock(me, Deadline::after_ms((i % 4) * 0.05));  // 0 to 150 us
             break;
           case Kind::kInterruptible:
-            status = word_.lock(me, HangGuard(), &interrupt);
+            status = with_interrupt(&interrupt, [&] { return word_.lock(me, HangGuard()); });
             break;
           case Kind::kPlain:
             status = word_.lock(me);
@@ -380,7 +381,7 @@ TEST_F(MutexWordTest, InterruptedWaiterLeavesNoWaiterBehind) {
   ThreadGroup threads;
   threads.Start([&] {
     // No deadline: only the interrupt can end this wait.
-    status = word_.lock(current_thread_id(), Deadline::never(), &interrupt);
+    status = with_interrupt(&interrupt, [&] { return word_.lock(current_thread_id(), Deadline::never()); });
   });
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
 
@@ -415,7 +416,7 @@ TEST_F(MutexWordTest, InterruptedWaiterThatWasHandedTheLockPassesItOn) {
   threads.Start([&] {
     const ThreadId me = current_thread_id();
     interrupted_thread = me;
-    interrupted_status = word_.lock(me, Deadline::never(), &interrupt);
+    interrupted_status = with_interrupt(&interrupt, [&] { return word_.lock(me, Deadline::never()); });
   });
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
   threads.Start([&] {
@@ -639,9 +640,10 @@ TEST_F(MutexWordTest, CancelledAsyncWaiterLeavesTheLockConsistent) {
   RecordingWaiter waiter(kAsyncA, LongAgo());
   ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, waiter, false), AsyncStep::kQueued);
 
-  ASSERT_TRUE(parking_lot::cancel(waiter));
+  ASSERT_TRUE(word_.cancel(waiter));
   EXPECT_EQ(queued(), 0u);
-  EXPECT_EQ(state(), MutexWord::kLockedParked) << "stale 2 is allowed: unlock copes with it";
+  EXPECT_EQ(state(), MutexWord::kLocked) << "the last waiter out clears the contended state";
+  EXPECT_EQ(owner(), self_);
 
   EXPECT_EQ(word_.unlock(self_), UnlockStatus::kUnlocked);
   EXPECT_EQ(state(), MutexWord::kUnlocked);
@@ -675,7 +677,7 @@ TEST_F(MutexWordTest, AsyncAndSyncLockersKeepAnExactCount) {
         }
         if (may_give_up && !waiter.WaitForWakes(wakes_handled + 1, 50us)) {
           ++give_ups;
-          if (parking_lot::cancel(waiter)) break;
+          if (word_.cancel(waiter)) break;
           // An unlock took the waiter first: its token is on the way and must be passed on.
           ASSERT_TRUE(waiter.WaitForWakes(wakes_handled + 1));
           word_.abandon_wake(me, waiter.tokens()[wakes_handled]);

@@ -18,6 +18,7 @@
 namespace parklock {
 namespace {
 
+using testing::with_interrupt;
 using testing::kHangGuardMs;
 using testing::RecordingWaiter;
 using testing::ThreadGroup;
@@ -53,7 +54,7 @@ TEST(MutexOwnerDeathTest, TheNextLockTakesOverAndReportsTheEndedOwner) {
       RunOnEndingThread([&] { ASSERT_TRUE(mutex.try_lock(current_thread_id())); });
   EXPECT_TRUE(mutex.is_locked()) << "not silently freed";
   ThreadId reported = kNoThread;
-  EXPECT_EQ(mutex.lock(current_thread_id(), Deadline::after_ms(kHangGuardMs), nullptr, &reported),
+  EXPECT_EQ(mutex.lock(current_thread_id(), Deadline::after_ms(kHangGuardMs), &reported),
             MutexWord::LockStatus::kOwnerDied);
   EXPECT_EQ(reported, ended);
   EXPECT_EQ(mutex.owner_thread(), current_thread_id());
@@ -97,7 +98,7 @@ TEST(MutexOwnerDeathTest, AWaiterParkedBeforeTheOwnerEndsIsHandedTheLockWithTheR
   waiters.Start([&] {
     ThreadId ended = kNoThread;
     status = static_cast<int>(
-        mutex.lock(current_thread_id(), Deadline::after_ms(kHangGuardMs), nullptr, &ended));
+        mutex.lock(current_thread_id(), Deadline::after_ms(kHangGuardMs), &ended));
     reported = ended;
     mutex.unlock(current_thread_id());
   });
@@ -134,7 +135,7 @@ TEST(MutexOwnerDeathTest, AWaiterThatGivesUpAnEndedOwnersHandOffPassesTheReportO
   EXPECT_TRUE(mutex.is_locked()) << "given back to the ended owner, not freed";
 
   ThreadId reported = kNoThread;
-  EXPECT_EQ(mutex.lock(current_thread_id(), Deadline::after_ms(kHangGuardMs), nullptr, &reported),
+  EXPECT_EQ(mutex.lock(current_thread_id(), Deadline::after_ms(kHangGuardMs), &reported),
             MutexWord::LockStatus::kOwnerDied);
   EXPECT_EQ(reported, ended);
   mutex.unlock(current_thread_id());
@@ -160,8 +161,7 @@ TEST(ParkTest, AnInterruptRequestedByTheTimeOfTheWakeUpIsReported) {
   ThreadGroup threads;
   ParkResult result{ParkResult::Status::kInvalid};
   threads.Start([&] {
-    result = parking_lot::park(
-        &word, [] { return true; }, Deadline::after_ms(kHangGuardMs), &interrupt);
+    result = with_interrupt(&interrupt, [&] { return parking_lot::park(&word, [] { return true; }, Deadline::after_ms(kHangGuardMs)); });
   });
   ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&word) == 1; }));
   stop = true;

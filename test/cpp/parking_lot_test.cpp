@@ -22,6 +22,7 @@ namespace parklock {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::with_interrupt;
 using testing::kHangGuardMs;
 using testing::RecordingWaiter;
 using testing::ThreadGroup;
@@ -269,8 +270,7 @@ TEST(ParkingLotTest, RequestedInterruptEndsTheParkWithInterrupted) {
   ThreadGroup threads;
   threads.Start([&] {
     // No deadline: only the interrupt can end this wait.
-    result = parking_lot::park(
-        &word, [] { return true; }, Deadline::never(), &interrupt);
+    result = with_interrupt(&interrupt, [&] { return parking_lot::park(&word, [] { return true; }, Deadline::never()); });
   });
   ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&word) == 1; }));
 
@@ -289,8 +289,7 @@ TEST(ParkingLotTest, PollingForAnInterruptDoesNotLoseAWakeUp) {
   ParkResult result{Status::kInvalid};
   ThreadGroup threads;
   threads.Start([&] {
-    result = parking_lot::park(
-        &word, [] { return true; }, HangGuard(), &interrupt);
+    result = with_interrupt(&interrupt, [&] { return parking_lot::park(&word, [] { return true; }, HangGuard()); });
   });
   ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&word) == 1; }));
   std::this_thread::sleep_for(2ms);  // let it go through a few polls (not needed for correctness)
@@ -317,8 +316,7 @@ TEST(ParkingLotTest, InterruptRequestedAfterAWakerDequeuedTheWaiterStillDelivers
   ParkResult result{Status::kInvalid};
   ThreadGroup threads;
   threads.Start([&] {
-    result = parking_lot::park(
-        &word, [] { return true; }, Deadline::never(), &interrupt);
+    result = with_interrupt(&interrupt, [&] { return parking_lot::park(&word, [] { return true; }, Deadline::never()); });
   });
   ASSERT_TRUE(WaitUntil([&] { return polling.load(); }));
 

@@ -25,6 +25,7 @@ namespace parklock {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::with_interrupt;
 using testing::kHangGuardMs;
 using testing::ThreadGroup;
 using testing::WaitUntil;
@@ -446,8 +447,7 @@ TEST_F(RwLockWordsTest, ReadersBehindAWriterThatGivesUpJoinTheReadersHoldingTheL
   EXPECT_EQ(state(), Readers(1) | kP);
 
   // The writer's wait is cancelled (its timeout or abort): the reader behind it needs no release.
-  ASSERT_TRUE(parking_lot::cancel(writer));
-  lock_.after_cancel();
+  ASSERT_TRUE(lock_.cancel(writer));
   ASSERT_TRUE(reader.WaitForWakes(1));
   EXPECT_EQ(reader.tokens(), std::vector<WakeToken>{RwLockWords::kGrantedShared});
   EXPECT_EQ(state(), Readers(2));
@@ -493,9 +493,9 @@ TEST_F(RwLockWordsTest, InterruptedWaitersLeaveNoWaiterBehind) {
   LockStatus writer = LockStatus::kAcquired;
   LockStatus reader = LockStatus::kAcquired;
   ThreadGroup threads;
-  threads.Start([&] { writer = lock_.lock(current_thread_id(), Deadline::never(), &interrupt); });
+  threads.Start([&] { writer = with_interrupt(&interrupt, [&] { return lock_.lock(current_thread_id(), Deadline::never()); }); });
   threads.Start(
-      [&] { reader = lock_.lock_shared(current_thread_id(), Deadline::never(), &interrupt); });
+      [&] { reader = with_interrupt(&interrupt, [&] { return lock_.lock_shared(current_thread_id(), Deadline::never()); }); });
   ASSERT_TRUE(WaitUntil([&] { return queued() == 2; }));
   stop = true;
   threads.JoinOrAbort(testing::kWaitLimit);
@@ -523,7 +523,7 @@ TEST_F(RwLockWordsTest, InterruptedWaiterThatWasGrantedTheLockPassesItOn) {
   LockStatus next = LockStatus::kCorrupt;
   ThreadGroup threads;
   threads.Start(
-      [&] { interrupted = lock_.lock(current_thread_id(), Deadline::never(), &interrupt); });
+      [&] { interrupted = with_interrupt(&interrupt, [&] { return lock_.lock(current_thread_id(), Deadline::never()); }); });
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
   threads.Start([&] {
     next = lock_.lock_shared(current_thread_id(), HangGuard());
@@ -563,7 +563,7 @@ TEST_F(RwLockWordsTest, TimeoutsAndInterruptsRacingReleasesNeverStrandAWaiter) {
               kind == Kind::kTimed ? Deadline::after_ms((i % 4) * 0.05) : Deadline::never();
           const Interrupt* maybe = kind == Kind::kInterruptible ? &interrupt : nullptr;
           const LockStatus status =
-              writer ? lock_.lock(me, deadline, maybe) : lock_.lock_shared(me, deadline, maybe);
+              with_interrupt(maybe, [&] { return writer ? lock_.lock(me, deadline) : lock_.lock_shared(me, deadline); });
           if (status != LockStatus::kAcquired) {
             ASSERT_TRUE(status == LockStatus::kTimedOut || status == LockStatus::kInterrupted)
                 << static_cast<int>(status);
@@ -589,7 +589,7 @@ TEST_F(RwLockWordsTest, TimeoutsAndInterruptsRacingReleasesNeverStrandAWaiter) {
 
 TEST_F(RwLockWordsTest, AsyncAndSyncLockersKeepAnExactCount) {
   // Asynchronous lockers drive lock_or_enqueue as the binding does and sometimes give up,
-  // cancelling (then after_cancel) or abandoning their grant, beside blocking lockers.
+  // cancelling or abandoning their grant, beside blocking lockers.
   constexpr int kIterations = 1000;
   std::int64_t writes = 0;  // guarded by the lock under test
   std::atomic<std::int64_t> write_acquisitions{0};
@@ -605,10 +605,7 @@ TEST_F(RwLockWordsTest, AsyncAndSyncLockersKeepAnExactCount) {
       if (step == AsyncStep::kQueued) {
         if (i % 3 == 0 && !waiter.WaitForWakes(1, 50us)) {
           ++give_ups;
-          if (parking_lot::cancel(waiter)) {
-            lock_.after_cancel();
-            continue;
-          }
+          if (lock_.cancel(waiter)) continue;
           ASSERT_TRUE(waiter.WaitForWakes(1));  // a grant is on its way: hand it on
           lock_.abandon_wake(me, waiter.tokens()[0]);
           continue;
@@ -681,13 +678,13 @@ TEST_F(RwLockWordsTest, AWriterThatEndsHoldingTheLockIsTakenOverByTheNextWriter)
   EXPECT_FALSE(lock_.try_lock(self_)) << "the fast path does not look at the owner";
 
   ThreadId ended = kNoThread;
-  ASSERT_EQ(lock_.lock(self_, HangGuard(), nullptr, &ended), LockStatus::kOwnerDied);
+  ASSERT_EQ(lock_.lock(self_, HangGuard(), &ended), LockStatus::kOwnerDied);
   EXPECT_EQ(ended, dead);
   EXPECT_EQ(owner(), self_);
   EXPECT_EQ(state() & kW, kW);
   ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
   ExpectClean();
-  ASSERT_EQ(lock_.lock(self_, HangGuard(), nullptr, &ended), LockStatus::kAcquired)
+  ASSERT_EQ(lock_.lock(self_, HangGuard(), &ended), LockStatus::kAcquired)
       << "an ordinary lock again";
   ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
 
@@ -709,7 +706,7 @@ TEST_F(RwLockWordsTest, AReaderTakesOverTheWriteLockOfAnEndedWriterAsOneReadHold
   const ThreadId dead =
       RunThreadThatEnds([&](ThreadId me) { ASSERT_EQ(lock_.lock(me), LockStatus::kAcquired); });
   ThreadId ended = kNoThread;
-  ASSERT_EQ(lock_.lock_shared(self_, HangGuard(), nullptr, &ended), LockStatus::kOwnerDied);
+  ASSERT_EQ(lock_.lock_shared(self_, HangGuard(), &ended), LockStatus::kOwnerDied);
   EXPECT_EQ(ended, dead);
   EXPECT_EQ(state() & ~kP, Readers(1)) << "the write hold became one read hold";
   EXPECT_EQ(owner(), 0);
@@ -744,8 +741,8 @@ TEST_F(RwLockWordsTest, WaitersParkedBeforeTheWriterEndsAreGrantedTheLockWithThe
     ThreadGroup threads;
     threads.Start([&] {
       const ThreadId me = current_thread_id();
-      status = shared ? lock_.lock_shared(me, HangGuard(), nullptr, &ended)
-                      : lock_.lock(me, HangGuard(), nullptr, &ended);
+      status = shared ? lock_.lock_shared(me, HangGuard(), &ended)
+                      : lock_.lock(me, HangGuard(), &ended);
       if (status != LockStatus::kOwnerDied) return;
       EXPECT_EQ(shared ? lock_.unlock_shared() : lock_.unlock(me), UnlockStatus::kUnlocked);
     });
@@ -793,7 +790,7 @@ TEST_F(RwLockWordsTest, AnAbandonedGrantThatCarriesAnEndedWriterKeepsTheReport) 
   EXPECT_EQ(state(), kW);
   EXPECT_EQ(owner(), dead.load());
   ThreadId ended = kNoThread;
-  ASSERT_EQ(lock_.lock_shared(self_, HangGuard(), nullptr, &ended), LockStatus::kOwnerDied);
+  ASSERT_EQ(lock_.lock_shared(self_, HangGuard(), &ended), LockStatus::kOwnerDied);
   EXPECT_EQ(ended, dead.load());
   ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
   ExpectClean();
@@ -816,8 +813,8 @@ TEST_F(RwLockWordsTest, ABlockedLockWhoseOwnAsyncWaitIsGrantedTheWriteLockReport
     ASSERT_TRUE(WaitUntil([&] { return held.load(); }));
     GrantWaiter mine = GrantWaiter::Exclusive(self_);  // this thread's own lockAsync
     ASSERT_EQ(lock_.lock_or_enqueue(mine), AsyncStep::kQueued);
-    const LockStatus status = shared ? lock_.lock_shared(self_, HangGuard(), &interrupt)
-                                     : lock_.lock(self_, HangGuard(), &interrupt);
+    const LockStatus status = shared ? with_interrupt(&interrupt, [&] { return lock_.lock_shared(self_, HangGuard()); })
+                                     : with_interrupt(&interrupt, [&] { return lock_.lock(self_, HangGuard()); });
     EXPECT_EQ(status, LockStatus::kAlreadyHeld) << (shared ? "lock_shared" : "lock");
     threads.JoinOrAbort();
     ASSERT_TRUE(mine.WaitForWakes(1));
@@ -839,7 +836,7 @@ TEST_F(RwLockWordsTest, ABlockedLockWhoseOwnAsyncWaitIsGrantedTheWriteLockReport
     EXPECT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
   });
   ASSERT_TRUE(WaitUntil([&] { return held.load(); }));
-  EXPECT_EQ(lock_.lock(self_, HangGuard(), &interrupt), LockStatus::kAcquired);
+  EXPECT_EQ(with_interrupt(&interrupt, [&] { return lock_.lock(self_, HangGuard()); }), LockStatus::kAcquired);
   threads.JoinOrAbort();
   EXPECT_EQ(owner(), self_);
   ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);

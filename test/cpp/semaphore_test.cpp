@@ -23,6 +23,7 @@ namespace parklock {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::with_interrupt;
 using testing::kWaitLimit;
 using testing::ThreadGroup;
 using testing::WaitUntil;
@@ -152,8 +153,8 @@ TEST_F(SemaphoreWordTest, TimedOutAcquireLeavesNoWaiterAndTakesNothing) {
 
 TEST_F(SemaphoreWordTest, ExpiredDeadlineStillTakesFreePermitsButNeverQueues) {
   ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
-  EXPECT_EQ(sem_.acquire_slow(2, Deadline::after_ms(0), nullptr), AcquireStatus::kAcquired);
-  EXPECT_EQ(sem_.acquire_slow(1, Deadline::after_ms(0), nullptr), AcquireStatus::kTimedOut);
+  EXPECT_EQ(sem_.acquire_slow(2, Deadline::after_ms(0)), AcquireStatus::kAcquired);
+  EXPECT_EQ(sem_.acquire_slow(1, Deadline::after_ms(0)), AcquireStatus::kTimedOut);
   ExpectIdleWith(0);
 }
 
@@ -212,26 +213,22 @@ TEST_F(SemaphoreWordTest, CancelledHeadUnblocksTheSmallerWaitersBehindIt) {
   for (PermitWaiter* w : {&large, &small_a, &small_b, &too_big}) {
     ASSERT_EQ(sem_.acquire_or_enqueue(*w), AsyncStep::kQueued);
   }
-  ASSERT_TRUE(parking_lot::cancel(large));
-  sem_.grant_waiters();
+  ASSERT_TRUE(sem_.cancel(large));
   EXPECT_TRUE(small_a.granted());
   EXPECT_TRUE(small_b.granted());
   EXPECT_TRUE(too_big.tokens().empty());
   EXPECT_TRUE(sem_.waiters_queued());
 
-  ASSERT_TRUE(parking_lot::cancel(too_big));
-  sem_.grant_waiters();
+  ASSERT_TRUE(sem_.cancel(too_big));
   ExpectIdleWith(0);
 }
 
-TEST_F(SemaphoreWordTest, GrantStepAfterTheLastWaiterLeftClearsTheWaitersBit) {
+TEST_F(SemaphoreWordTest, TheLastWaiterLeavingClearsTheWaitersBitAsItLeaves) {
   PermitWaiter waiter(1);
   ASSERT_EQ(sem_.acquire_or_enqueue(waiter), AsyncStep::kQueued);
-  ASSERT_TRUE(parking_lot::cancel(waiter));
-  EXPECT_TRUE(sem_.waiters_queued()) << "stale until the grant step runs";
-  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased) << "a stale bit only costs the slow path";
-  EXPECT_FALSE(sem_.waiters_queued());
-  sem_.grant_waiters();
+  ASSERT_TRUE(sem_.cancel(waiter));
+  EXPECT_FALSE(sem_.waiters_queued()) << "no stale marker outlives the last waiter";
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
   ExpectIdleWith(1);
 }
 
@@ -242,7 +239,7 @@ TEST_F(SemaphoreWordTest, InterruptedBlockingHeadUnblocksTheSmallerWaiterBehindI
   const Interrupt interrupt{std::chrono::milliseconds(1), stop_requested};
   AcquireStatus status = AcquireStatus::kAcquired;
   ThreadGroup threads;
-  threads.Start([&] { status = sem_.acquire(5, Deadline::never(), &interrupt); });
+  threads.Start([&] { status = with_interrupt(&interrupt, [&] { return sem_.acquire(5, Deadline::never()); }); });
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
   PermitWaiter small(1);
   ASSERT_EQ(sem_.acquire_or_enqueue(small), AsyncStep::kQueued);
@@ -404,7 +401,7 @@ TEST(SemaphoreTest, TimeoutsAndInterruptsRacingGrantsLeakNoPermits) {
             status = sem.acquire(n, Deadline::after_ms((i % 4) * 0.05));  // 0 to 150 us
             break;
           case 1:
-            status = sem.acquire(n, HangGuard(), &interrupt);
+            status = with_interrupt(&interrupt, [&] { return sem.acquire(n, HangGuard()); });
             break;
           default:
             status = sem.acquire(n, HangGuard());

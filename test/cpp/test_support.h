@@ -21,10 +21,19 @@
 #include <vector>
 
 #include "deadline.h"
+#include "interrupt.h"
 #include "parking_lot.h"
 #include "thread_id.h"
 
 namespace parklock::testing {
+
+// Runs `f` with `interrupt` (null: none) as the calling thread's interrupt, as the binding runs
+// every blocking call of a Node thread.
+template <typename F>
+auto with_interrupt(const Interrupt* interrupt, F&& f) {
+  const InterruptScope scope(interrupt);
+  return f();
+}
 
 // How long to wait for something that should happen "soon" before calling it a failure.
 inline constexpr std::chrono::milliseconds kWaitLimit{10'000};

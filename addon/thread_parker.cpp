@@ -1,0 +1,102 @@
+#include "thread_parker.h"
+
+#include <algorithm>
+
+#include "interrupt.h"
+
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#endif
+
+namespace parklock {
+
+#if defined(__linux__)
+
+namespace {
+
+// FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time, which is what steady_clock reads on
+// Linux: a sleep cut short by a signal resumes towards the same instant.
+void futex_wait_until(std::atomic<std::uint32_t>* word, std::uint32_t expected,
+                      Clock::time_point until) {
+  timespec when{};
+  timespec* timeout = nullptr;
+  if (until != Clock::time_point::max()) {
+    const auto since_epoch = until.time_since_epoch();
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(since_epoch);
+    when.tv_sec = static_cast<time_t>(seconds.count());
+    when.tv_nsec = static_cast<long>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(since_epoch - seconds).count());
+    timeout = &when;
+  }
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT_BITSET_PRIVATE, expected,
+          timeout, nullptr, FUTEX_BITSET_MATCH_ANY);
+}
+
+void futex_wake_one(std::atomic<std::uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE_PRIVATE, 1, nullptr,
+          nullptr, 0);
+}
+
+}  // namespace
+
+bool ThreadParker::sleep_until(Clock::time_point until) {
+  for (;;) {
+    if (woken_.load(std::memory_order_acquire) != 0) return true;
+    if (until != Clock::time_point::max() && Clock::now() >= until) return false;
+    // Returns on a wake, a timeout, a signal, or at once if the word is already 1.
+    futex_wait_until(&woken_, 0, until);
+  }
+}
+
+void ThreadParker::unpark() noexcept {
+  woken_.store(1, std::memory_order_release);
+  futex_wake_one(&woken_);
+}
+
+#else
+
+bool ThreadParker::sleep_until(Clock::time_point until) {
+  std::unique_lock<std::mutex> guard(lock_);
+  if (until == Clock::time_point::max()) {
+    wake_.wait(guard, [this] { return woken_; });
+    return true;
+  }
+  return wake_.wait_until(guard, until, [this] { return woken_; });
+}
+
+void ThreadParker::unpark() noexcept {
+  // Notified under the lock: the parked thread cannot see woken_ and destroy the parker before
+  // this call is done with it.
+  std::lock_guard<std::mutex> guard(lock_);
+  woken_ = true;
+  wake_.notify_one();
+}
+
+#endif
+
+ThreadParker::Wake ThreadParker::park(Deadline deadline) {
+  const Interrupt* interrupt = current_interrupt();
+  for (;;) {
+    Clock::time_point until = deadline.when();
+    if (interrupt != nullptr) until = std::min(until, Clock::now() + interrupt->poll_interval);
+    if (sleep_until(until)) return Wake::kUnparked;
+    if (interrupt != nullptr && interrupt->requested()) return Wake::kInterrupted;
+    if (deadline.expired()) return Wake::kTimedOut;
+  }
+}
+
+void ThreadParker::park_until_unparked() {
+  sleep_until(Clock::time_point::max());
+}
+
+bool ThreadParker::interrupt_requested() {
+  const Interrupt* interrupt = current_interrupt();
+  return interrupt != nullptr && interrupt->requested();
+}
+
+}  // namespace parklock

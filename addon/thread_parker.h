@@ -1,0 +1,63 @@
+// How one thread sleeps in the parking lot until a waker lets it go.
+//
+// The parking lot decides who waits for what; the parker only makes the calling thread sleep and
+// wake. On Linux it is one futex word: unpark() stores "woken" and issues one FUTEX_WAKE, park()
+// issues FUTEX_WAIT while the word still reads "parked", so a hand-off costs one system call on
+// each side. Elsewhere it is a mutex and a condition variable.
+//
+// Interrupts (interrupt.h) are polled here and nowhere else: a sleep with an interrupt open is cut
+// into slices of its poll interval, and each slice ends by asking it.
+//
+// Lifetime: the parked thread may return (and destroy the parker) as soon as it sees the woken
+// state. unpark() touches the parker after that store only through the futex system call on its
+// address, which at worst wakes some later sleeper on the same address spuriously; every sleeper
+// re-checks its own word, so that is harmless.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "deadline.h"
+
+#if !defined(__linux__)
+#include <condition_variable>
+#include <mutex>
+#endif
+
+namespace parklock {
+
+class ThreadParker {
+ public:
+  enum class Wake { kUnparked, kTimedOut, kInterrupted };
+
+  ThreadParker() = default;
+  ThreadParker(const ThreadParker&) = delete;
+  ThreadParker& operator=(const ThreadParker&) = delete;
+
+  // Sleeps until unpark(), the deadline, or the calling thread's interrupt. kUnparked wins over
+  // the other two when they coincide: whatever the waker handed over must not be dropped.
+  Wake park(Deadline deadline);
+
+  // Sleeps until unpark(); no deadline and no interrupt (a waker has already committed to it).
+  void park_until_unparked();
+
+  // Any thread, once per park: lets the parked thread go.
+  void unpark() noexcept;
+
+  // Whether the calling thread's current interrupt (if any) asks it to give up, polled now.
+  static bool interrupt_requested();
+
+ private:
+  // Sleeps until unpark() or `until`; true if unparked.
+  bool sleep_until(Clock::time_point until);
+
+#if defined(__linux__)
+  std::atomic<std::uint32_t> woken_{0};
+#else
+  std::mutex lock_;
+  std::condition_variable wake_;
+  bool woken_ = false;  // guarded by lock_
+#endif
+};
+
+}  // namespace parklock
