@@ -1,30 +1,39 @@
 #include "condition.h"
 
-#include "self_deadlock_watch.h"
+#include "lock_wait.h"
 
 namespace parklock {
 
 namespace {
 
-ConditionWord::WaitStatus relock(MutexWord mutex, ThreadId self, WakeToken token,
-                                 ConditionWord::WaitStatus outcome, ThreadId* ended_owner) {
-  const MutexWord::LockStatus locked = token == ConditionWord::kNotified || token == 0
-                                           ? mutex.lock_slow(self, Deadline::never(), ended_owner)
-                                           : mutex.lock_after_wake(self, token, ended_owner);
+// What a wait that timed out re-locks with: no token from anyone.
+constexpr WakeToken kNoToken = 0;
+
+// The wait's status once the mutex is re-acquired (or not) with `locked`; `outcome` is what the
+// wait itself came to (notified or timed out).
+ConditionWord::WaitStatus after_relock(LockStatus locked, ConditionWord::WaitStatus outcome) {
   switch (locked) {
-    case MutexWord::LockStatus::kAcquired:
+    case LockStatus::kAcquired:
       return outcome;
-    case MutexWord::LockStatus::kOwnerDied:
+    case LockStatus::kOwnerDied:
       return ConditionWord::WaitStatus::kOwnerDied;
-    case MutexWord::LockStatus::kInterrupted:
+    case LockStatus::kInterrupted:
       return ConditionWord::WaitStatus::kInterrupted;
-    case MutexWord::LockStatus::kAlreadyHeld:
+    case LockStatus::kAlreadyHeld:
       return ConditionWord::WaitStatus::kAlreadyHeld;
-    case MutexWord::LockStatus::kTimedOut:  // no deadline is passed
-    case MutexWord::LockStatus::kCorrupt:
+    case LockStatus::kTimedOut:  // no deadline is passed
+    case LockStatus::kCorrupt:
       break;
   }
   return ConditionWord::WaitStatus::kCorrupt;
+}
+
+ConditionWord::WaitStatus relock(MutexWord mutex, ThreadId self, WakeToken token,
+                                 ConditionWord::WaitStatus outcome, ThreadId* ended_owner) {
+  return after_relock(token == ConditionWord::kNotified || token == kNoToken
+                          ? mutex.lock_slow(self, Deadline::never(), ended_owner)
+                          : mutex.lock_after_wake(self, token, ended_owner),
+                      outcome);
 }
 
 }  // namespace
@@ -58,17 +67,12 @@ ConditionWord::WaitStatus ConditionWord::wait(MutexWord mutex, ThreadId self, De
     // The mutex word was corrupted under us; leave the queue if still in it.
     return WaitStatus::kCorrupt;
   }
-  switch (parked.outcome) {
-    case LockPark::Outcome::kTimedOut:
-      return relock(mutex, self, 0, WaitStatus::kTimedOut, ended_owner);
-    case LockPark::Outcome::kInterrupted:
-      return WaitStatus::kInterrupted;
-    case LockPark::Outcome::kSelfDeadlock:
-      return WaitStatus::kAlreadyHeld;
-    case LockPark::Outcome::kRetry:  // `queue` always queues
-    case LockPark::Outcome::kWoken:
-      break;
+  // `queue` always queues, so there is no retry. A timed-out wait still re-acquires the mutex;
+  // a stop, or the deadlock the watch saw, ends the wait without it.
+  if (parked.status == LockStatus::kTimedOut) {
+    return relock(mutex, self, kNoToken, WaitStatus::kTimedOut, ended_owner);
   }
+  if (parked.status) return after_relock(*parked.status, WaitStatus::kCorrupt);
   // The re-lock either takes a mutex handed to this very waiter or detects the deadlock itself.
   return relock(mutex, self, parked.token, WaitStatus::kNotified, ended_owner);
 }

@@ -41,7 +41,7 @@ class ConditionWord {
 
   // The token of a notification; distinct from every MutexWord::Wake token, because a requeued
   // waiter is later woken by its mutex instead.
-  static constexpr WakeToken kNotified = 16;
+  static constexpr WakeToken kNotified = 2 * kTokenSpaceSize;
 
   // kOwnerDied: the mutex was re-acquired, but its previous owner had ended holding it (whether
   // the wait was notified or timed out then matters less than repairing what the mutex guards).

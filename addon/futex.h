@@ -28,7 +28,7 @@ inline const void* key(const std::int32_t* word) noexcept {
 }
 
 // The token notify() wakes a waiter with.
-inline constexpr WakeToken kNotified = 1;
+inline constexpr WakeToken kNotified = 5 * kTokenSpaceSize;
 
 WaitStatus wait(const std::int32_t* word, std::int32_t expected,
                 Deadline deadline = Deadline::never());

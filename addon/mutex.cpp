@@ -1,20 +1,12 @@
 #include "mutex.h"
 
 #include "owner_death.h"
-#include "self_deadlock_watch.h"
+#include "lock_wait.h"
 #include "spin.h"
 
 namespace parklock {
 
-namespace {
-
-// Spinning pays only while the holder is running and about to release; 40 rounds of exponential
-// pause (then yield) cover a short critical section without burning a core on a long one.
-constexpr int kSpinLimit = 40;
-
-}  // namespace
-
-MutexWord::Attempt MutexWord::try_acquire_or_mark(ThreadId self, std::int32_t seen,
+Attempt MutexWord::try_acquire_or_mark(ThreadId self, std::int32_t seen,
                                                   bool must_mark_parked) {
   if (seen == kUnlocked) {
     // Barging: whoever gets here first takes it, woken waiter or newcomer.
@@ -37,18 +29,6 @@ MutexWord::Attempt MutexWord::try_acquire_or_mark(ThreadId self, std::int32_t se
   }
 }
 
-namespace {
-
-// The status of a waiter that was handed the lock with `token` (grant_of(token) == kHandedOff).
-MutexWord::LockStatus handed_off(WakeToken token, ThreadId* ended_owner) {
-  const ThreadId ended = ended_owner_of(token);
-  if (ended == kNoThread) return MutexWord::LockStatus::kAcquired;
-  if (ended_owner != nullptr) *ended_owner = ended;
-  return MutexWord::LockStatus::kOwnerDied;
-}
-
-}  // namespace
-
 MutexWord::LockStatus MutexWord::lock_slow(ThreadId self, Deadline deadline,
                                            ThreadId* ended_owner) {
   const std::int32_t initial = word().load(std::memory_order_relaxed);
@@ -61,7 +41,7 @@ MutexWord::LockStatus MutexWord::lock_slow(ThreadId self, Deadline deadline,
 
 MutexWord::LockStatus MutexWord::lock_after_wake(ThreadId self, WakeToken token,
                                                  ThreadId* ended_owner) {
-  if (grant_of(token) == kHandedOff) return handed_off(token, ended_owner);
+  if (grant_of(token) == kHandedOff) return handed_over(token, ended_owner);
   return lock_loop(self, Deadline::never(), token == kReleasedWithMoreWaiters, ended_owner);
 }
 
@@ -151,16 +131,9 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline,
         continue;
       }
     }
-    switch (try_acquire_or_mark(self, seen, must_mark_parked)) {
-      case Attempt::kAcquired:
-        return LockStatus::kAcquired;
-      case Attempt::kRetry:
-        continue;
-      case Attempt::kCorrupt:
-        return LockStatus::kCorrupt;
-      case Attempt::kContended:
-        break;
-    }
+    const Attempt attempt = try_acquire_or_mark(self, seen, must_mark_parked);
+    if (attempt == Attempt::kRetry) continue;
+    if (attempt != Attempt::kContended) return final_status(attempt);
     // The state is 2 now, so whatever happens next the holder will wake a waiter: any duty to
     // mark the lock contended is done and leaving on timeout is safe.
     must_mark_parked = false;
@@ -170,19 +143,9 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline,
 
     const LockPark parked =
         park_for_lock(address(), must_wait, options, held_by_this_thread, abandon);
-    switch (parked.outcome) {
-      case LockPark::Outcome::kRetry:
-        continue;
-      case LockPark::Outcome::kTimedOut:
-        return LockStatus::kTimedOut;
-      case LockPark::Outcome::kInterrupted:
-        return LockStatus::kInterrupted;
-      case LockPark::Outcome::kSelfDeadlock:
-        return LockStatus::kAlreadyHeld;
-      case LockPark::Outcome::kWoken:
-        break;
-    }
-    if (grant_of(parked.token) == kHandedOff) return handed_off(parked.token, ended_owner);
+    if (parked.retry) continue;
+    if (parked.status) return *parked.status;
+    if (grant_of(parked.token) == kHandedOff) return handed_over(parked.token, ended_owner);
     // A waiter whose deadline passed while it was being woken still competes once: the loop only
     // checks the deadline after the state is 2, which is what passing the wake-up on requires.
     must_mark_parked = parked.token == kReleasedWithMoreWaiters;

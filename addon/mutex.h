@@ -52,6 +52,7 @@
 
 #include "atomic_ref.h"
 #include "deadline.h"
+#include "lock_wait.h"
 #include "parking_lot.h"
 #include "thread_id.h"
 
@@ -72,16 +73,16 @@ class MutexWord {
 
   // Tokens a waiter receives from the unlock slow path.
   enum Wake : WakeToken {
-    kReleased = 0,                 // the lock is free; compete for it
-    kReleasedWithMoreWaiters = 1,  // the lock is free and others still wait: set the state to 2
-    kHandedOff = 2,                // the lock is now yours
+    kReleased = 1 * kTokenSpaceSize,  // the lock is free; compete for it
+    kReleasedWithMoreWaiters,         // the lock is free and others still wait: set the state to 2
+    kHandedOff,                       // the lock is now yours
   };
 
   // A waiter at the head of the queue that has waited this long is handed the lock.
   static constexpr auto kFairnessBound = std::chrono::milliseconds(1);
 
   // kOwnerDied: acquired, and the previous owner had ended holding the lock.
-  enum class LockStatus { kAcquired, kOwnerDied, kTimedOut, kInterrupted, kAlreadyHeld, kCorrupt };
+  using LockStatus = parklock::LockStatus;
   enum class UnlockStatus { kUnlocked, kNotOwner, kCorrupt };
   enum class AsyncStep { kAcquired, kOwnerDied, kQueued, kCorrupt };
 
@@ -173,9 +174,6 @@ class MutexWord {
  private:
   atomic_ref<std::int32_t> word() const noexcept { return atomic_ref<std::int32_t>(*word_); }
 
-  // What a thread that does not hold the lock does in the lock loop with the word it read: either
-  // the step finishes the loop, or it says to read the word again.
-  enum class Attempt { kAcquired, kRetry, kContended, kCorrupt };
   Attempt try_acquire_or_mark(ThreadId self, std::int32_t seen, bool must_mark_parked);
 
   LockStatus lock_loop(ThreadId self, Deadline deadline, bool must_mark_parked,

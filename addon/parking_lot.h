@@ -41,8 +41,12 @@
 
 namespace parklock {
 
-// What a waker hands to the waiter it dequeued; its meaning belongs to the primitive.
+// What a waker hands to the waiter it dequeued; its meaning belongs to the primitive. Each
+// primitive draws its tokens from a range of its own (kTokenSpaceSize values from a multiple of
+// it, below 1 << kEndedOwnerShift), so that a token that reached the wrong waiter could never be
+// read as a grant; test/cpp/wake_token_test.cpp checks that no two primitives share one.
 using WakeToken = std::intptr_t;
+inline constexpr WakeToken kTokenSpaceSize = 16;
 
 // How a primitive whose lock records its owner hands the lock at `address` on when the thread
 // `ended` has ended holding it (owner_death.h). Waiters of such a primitive name it, so that the

@@ -3,28 +3,12 @@
 #include <optional>
 
 #include "owner_death.h"
-#include "self_deadlock_watch.h"
+#include "lock_wait.h"
 #include "spin.h"
 
 namespace parklock {
 
-namespace {
-
-// As for the mutex: spinning pays only while a holder is running and about to release.
-constexpr int kSpinLimit = 40;
-
-// The status of a waiter woken with `token`: every wake-up is a grant, which may carry the writer
-// that ended holding the lock.
-RwLockWords::LockStatus granted(WakeToken token, ThreadId* ended_owner) {
-  const ThreadId ended = ended_owner_of(token);
-  if (ended == kNoThread) return RwLockWords::LockStatus::kAcquired;
-  if (ended_owner != nullptr) *ended_owner = ended;
-  return RwLockWords::LockStatus::kOwnerDied;
-}
-
-}  // namespace
-
-RwLockWords::Attempt RwLockWords::try_acquire_or_mark(Mode mode, ThreadId self, std::int32_t seen) {
+Attempt RwLockWords::try_acquire_or_mark(Mode mode, ThreadId self, std::int32_t seen) {
   if (is_corrupt(seen)) return Attempt::kCorrupt;
   if (available(mode, seen)) {
     const std::int32_t mine = mode == Mode::kExclusive ? kWriter : seen + kOneReader;
@@ -75,16 +59,9 @@ RwLockWords::LockStatus RwLockWords::acquire_loop(Mode mode, ThreadId self, Dead
       spin_pause(spins++);
       continue;
     }
-    switch (try_acquire_or_mark(mode, self, seen)) {
-      case Attempt::kAcquired:
-        return LockStatus::kAcquired;
-      case Attempt::kRetry:
-        continue;
-      case Attempt::kCorrupt:
-        return LockStatus::kCorrupt;
-      case Attempt::kContended:
-        break;
-    }
+    const Attempt attempt = try_acquire_or_mark(mode, self, seen);
+    if (attempt == Attempt::kRetry) continue;
+    if (attempt != Attempt::kContended) return final_status(attempt);
     // Never wait for a writer that has ended: take the lock over and report it. The parked bit
     // is set now and stays, so the release of the lock taken over still serves the waiters.
     if (take_from_ended_owner(mode, self, ended_owner)) return LockStatus::kOwnerDied;
@@ -94,20 +71,10 @@ RwLockWords::LockStatus RwLockWords::acquire_loop(Mode mode, ThreadId self, Dead
     }
     const LockPark parked =
         park_for_lock(address(), must_wait, options, held_by_this_thread, abandon);
-    switch (parked.outcome) {
-      case LockPark::Outcome::kRetry:
-        continue;
-      case LockPark::Outcome::kTimedOut:
-        return LockStatus::kTimedOut;
-      case LockPark::Outcome::kInterrupted:
-        return LockStatus::kInterrupted;
-      case LockPark::Outcome::kSelfDeadlock:
-        return LockStatus::kAlreadyHeld;
-      case LockPark::Outcome::kWoken:
-        break;
-    }
+    if (parked.retry) continue;
+    if (parked.status) return *parked.status;
     // Every wake-up is a grant in the requested mode: the state already counts this thread.
-    return granted(parked.token, ended_owner);
+    return handed_over(parked.token, ended_owner);
   }
 }
 

@@ -72,6 +72,7 @@
 
 #include "atomic_ref.h"
 #include "deadline.h"
+#include "lock_wait.h"
 #include "function_ref.h"
 #include "parking_lot.h"
 #include "thread_id.h"
@@ -99,11 +100,11 @@ class RwLockWords {
   static constexpr std::int64_t exclusive_request(ThreadId thread) noexcept { return thread; }
 
   // Tokens a waiter receives: the lock was handed to it in the requested mode.
-  enum Wake : WakeToken { kGrantedShared = 1, kGrantedExclusive = 2 };
+  enum Wake : WakeToken { kGrantedShared = 3 * kTokenSpaceSize, kGrantedExclusive };
 
   // kOwnerDied: acquired (in the requested mode), and the previous writer had ended holding the
   // lock. Wherever it is returned, `*ended_owner` (if given) is set to that writer.
-  enum class LockStatus { kAcquired, kOwnerDied, kTimedOut, kInterrupted, kAlreadyHeld, kCorrupt };
+  using LockStatus = parklock::LockStatus;
   enum class UnlockStatus { kUnlocked, kNotOwner, kCorrupt };
   enum class AsyncStep { kAcquired, kOwnerDied, kQueued, kCorrupt };
   enum class Mode { kShared, kExclusive };
@@ -240,8 +241,6 @@ class RwLockWords {
   const void* address() const noexcept { return words_ + kStateIndex; }
 
  private:
-  // What a newcomer does with the state word it read: acquire, or announce itself as a waiter.
-  enum class Attempt { kAcquired, kRetry, kContended, kCorrupt };
 
   atomic_ref<std::int32_t> state() const noexcept {
     return atomic_ref<std::int32_t>(words_[kStateIndex]);

@@ -68,7 +68,7 @@ class SemaphoreWord {
 
   // The token a queued waiter is woken with.
   enum Wake : WakeToken {
-    kGranted = 1,  // the requested permits are now yours
+    kGranted = 4 * kTokenSpaceSize,  // the requested permits are now yours
   };
 
   enum class AcquireStatus { kAcquired, kTimedOut, kInterrupted, kCorrupt, kBadCount };

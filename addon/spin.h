@@ -17,6 +17,11 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
+// How many rounds a lock's slow path spins before it parks. Spinning pays only while the holder
+// is running and about to release; 40 rounds of exponential pause (then yield) cover a short
+// critical section without burning a core on a long one.
+inline constexpr int kSpinLimit = 40;
+
 // Round `round` of a spin: exponentially longer pauses, then yielding the core, which matters on a
 // machine with fewer cores than spinning threads.
 inline void spin_pause(int round) noexcept {

@@ -44,6 +44,7 @@ TEST(ConditionTest, TimedOutWaitReturnsHoldingTheMutexAndLeavesNoWaiter) {
             ConditionWord::WaitStatus::kTimedOut);
   EXPECT_EQ(s.mutex().owner_thread(), self);
   EXPECT_EQ(parking_lot::queued_count(&s.condition_word), 0u);
+  EXPECT_EQ(s.condition_word, ConditionWord::kNoWaiters) << "the last waiter out clears the hint";
   EXPECT_EQ(s.mutex().unlock(self), MutexWord::UnlockStatus::kUnlocked);
 }
 

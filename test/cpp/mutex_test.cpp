@@ -635,6 +635,20 @@ TEST_F(MutexWordTest, AbandoningAPlainReleaseChangesNothing) {
   EXPECT_EQ(word_.unlock(self_), UnlockStatus::kUnlocked);
 }
 
+TEST_F(MutexWordTest, TimedOutBlockingWaiterThatWasLastClearsTheContendedState) {
+  ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
+  ThreadGroup threads;
+  LockStatus status = LockStatus::kCorrupt;
+  threads.Start([&] { status = word_.lock(current_thread_id(), Deadline::after_ms(20)); });
+  threads.JoinOrAbort();
+  EXPECT_EQ(status, LockStatus::kTimedOut);
+  EXPECT_EQ(queued(), 0u);
+  EXPECT_EQ(state(), MutexWord::kLocked) << "no stale 2 outlives the last waiter";
+  EXPECT_EQ(owner(), self_);
+  EXPECT_EQ(word_.unlock(self_), UnlockStatus::kUnlocked);
+  EXPECT_EQ(raw(), 0);
+}
+
 TEST_F(MutexWordTest, CancelledAsyncWaiterLeavesTheLockConsistent) {
   ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
   RecordingWaiter waiter(kAsyncA, LongAgo());

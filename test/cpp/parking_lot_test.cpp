@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <optional>
+#include <utility>
 #include <limits>
 #include <memory>
 #include <thread>
@@ -579,6 +581,115 @@ TEST(ParkingLotTest, AddressesSharingABucketKeepSeparateFifoQueues) {
       EXPECT_EQ(second[i].tokens(), std::vector<WakeToken>{-i}) << "address " << i;
     }
   }
+}
+
+}  // namespace
+}  // namespace parklock
+
+namespace parklock {
+namespace {
+
+TEST(ParkingLotLeaveTest, ATimedOutWaiterRunsItsGrantInTheCriticalSectionOfItsDeparture) {
+  alignas(4) std::int32_t word = 0;
+  RecordingWaiter behind;
+  int finishes = 0;
+  bool saw_empty = true;
+  const auto grant_everyone = [](std::int64_t) -> std::optional<WakeToken> { return 7; };
+  const FunctionRef<std::optional<WakeToken>(std::int64_t)> offer = grant_everyone;
+  const auto finish = [&](bool queue_empty) {
+    ++finishes;
+    saw_empty = queue_empty;
+    // Under the bucket lock: nobody can queue (or wake) anything on this key meanwhile.
+    EXPECT_EQ(word, 0);
+  };
+  const parking_lot::Grant on_leave{&offer, finish};
+
+  testing::ThreadGroup threads;
+  ParkResult result{ParkResult::Status::kInvalid};
+  threads.Start([&] {
+    parking_lot::ParkOptions options;
+    options.deadline = Deadline::after_ms(20);
+    options.on_leave = &on_leave;
+    result = parking_lot::park(&word, [] { return true; }, options);
+  });
+  testing::WaitUntil([&] { return parking_lot::queued_count(&word) == 1; });
+  ASSERT_TRUE(parking_lot::enqueue(&word, behind, [] { return true; }));
+  threads.JoinOrAbort();
+
+  EXPECT_EQ(result.status, ParkResult::Status::kTimedOut);
+  EXPECT_EQ(finishes, 1);
+  EXPECT_TRUE(saw_empty) << "the waiter behind was granted in the same step";
+  ASSERT_TRUE(behind.WaitForWakes(1));
+  EXPECT_EQ(behind.last_token(), 7);
+  EXPECT_EQ(parking_lot::queued_count(&word), 0u);
+}
+
+TEST(ParkingLotLeaveTest, CancelRunsTheGrantForTheKeyTheWaiterWasFoundOn) {
+  alignas(4) std::int32_t from = 0;
+  alignas(4) std::int32_t to = 0;
+  RecordingWaiter moved;
+  ASSERT_TRUE(parking_lot::enqueue(&from, moved, [] { return true; }));
+  parking_lot::requeue(
+      &from, &to, [](std::size_t) { return parking_lot::RequeueDecision{true, 0, nullptr}; },
+      [](std::int64_t) { return true; });
+  ASSERT_EQ(parking_lot::queued_count(&to), 1u);
+
+  const void* seen_key = nullptr;
+  bool seen_empty = false;
+  const auto finish = [&](bool queue_empty) { seen_empty = queue_empty; };
+  const parking_lot::Grant on_leave{nullptr, finish};
+  ASSERT_TRUE(parking_lot::cancel(moved, [&](const void* key) {
+    seen_key = key;
+    return &on_leave;
+  }));
+  EXPECT_EQ(seen_key, &to);
+  EXPECT_TRUE(seen_empty);
+  EXPECT_EQ(moved.wake_count(), 0u);
+}
+
+TEST(ParkingLotLeaveTest, RequeueMovesOnlyTheWaitersItsFilterAccepts) {
+  alignas(4) std::int32_t from = 0;
+  alignas(4) std::int32_t to = 0;
+  RecordingWaiter a;
+  RecordingWaiter b;
+  ASSERT_TRUE(parking_lot::enqueue(&from, a, [] { return true; }));
+  ASSERT_TRUE(parking_lot::enqueue(&from, b, [] { return true; }));
+  bool first = true;
+  const parking_lot::RequeueResult result = parking_lot::requeue(
+      &from, &to, [](std::size_t waiting) {
+        EXPECT_EQ(waiting, 2u);
+        return parking_lot::RequeueDecision{true, 9, nullptr};
+      },
+      [&](std::int64_t) { return std::exchange(first, false); });
+  EXPECT_EQ(result.moved, 1u);
+  EXPECT_EQ(result.woken, 1u);
+  ASSERT_TRUE(b.WaitForWakes(1));
+  EXPECT_EQ(b.last_token(), 9);
+  EXPECT_TRUE(parking_lot::cancel(a));
+}
+
+TEST(ParkingLotLeaveTest, UnparkFilterGrantsInOrderUntilTheFirstRefusal) {
+  alignas(4) std::int32_t word = 0;
+  RecordingWaiter a;
+  RecordingWaiter b;
+  RecordingWaiter c;
+  for (RecordingWaiter* w : {&a, &b, &c}) {
+    ASSERT_TRUE(parking_lot::enqueue(&word, *w, [] { return true; }));
+  }
+  int offered = 0;
+  const auto two = [&](std::int64_t) -> std::optional<WakeToken> {
+    if (++offered > 2) return std::nullopt;
+    return offered;
+  };
+  const FunctionRef<std::optional<WakeToken>(std::int64_t)> offer = two;
+  bool empty = true;
+  const auto finish = [&](bool queue_empty) { empty = queue_empty; };
+  EXPECT_EQ(parking_lot::unpark_filter(&word, parking_lot::Grant{&offer, finish}), 2u);
+  EXPECT_FALSE(empty);
+  EXPECT_EQ(a.last_token(), 1);
+  EXPECT_EQ(b.last_token(), 2);
+  EXPECT_EQ(c.wake_count(), 0u);
+  EXPECT_TRUE(parking_lot::cancel(c));
 }
 
 }  // namespace

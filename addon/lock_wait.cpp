@@ -1,4 +1,4 @@
-#include "self_deadlock_watch.h"
+#include "lock_wait.h"
 
 namespace parklock {
 
@@ -20,11 +20,11 @@ LockPark park_for_lock(const void* key, FunctionRef<bool()> validate,
   }
   switch (parked.status) {
     case ParkResult::Status::kInvalid:
-      return {LockPark::Outcome::kRetry};
+      return {true, std::nullopt};
     case ParkResult::Status::kTimedOut:
-      return {LockPark::Outcome::kTimedOut};
+      return {false, LockStatus::kTimedOut};
     case ParkResult::Status::kInterrupted:
-      return {stop_requested ? LockPark::Outcome::kInterrupted : LockPark::Outcome::kSelfDeadlock};
+      return {false, stop_requested ? LockStatus::kInterrupted : LockStatus::kAlreadyHeld};
     case ParkResult::Status::kUnparked:
       break;
   }
@@ -32,9 +32,9 @@ LockPark park_for_lock(const void* key, FunctionRef<bool()> validate,
   // very waiter (which is what the watch saw) is simply taken.
   if (parked.interrupted && stop_requested) {
     abandon(parked.token);
-    return {LockPark::Outcome::kInterrupted};
+    return {false, LockStatus::kInterrupted};
   }
-  return {LockPark::Outcome::kWoken, parked.token};
+  return {false, std::nullopt, parked.token};
 }
 
 }  // namespace parklock

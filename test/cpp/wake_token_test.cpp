@@ -1,0 +1,41 @@
+// Every primitive's wake-up tokens lie in a range of its own, below the bits that carry an ended
+// owner: a token delivered to the wrong kind of waiter can never read as a grant.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "condition.h"
+#include "futex.h"
+#include "mutex.h"
+#include "owner_death.h"
+#include "rwlock.h"
+#include "semaphore.h"
+
+namespace parklock {
+namespace {
+
+TEST(WakeTokenTest, NoTwoPrimitivesShareATokenRange) {
+  const std::vector<std::pair<const char*, std::vector<WakeToken>>> tokens = {
+      {"mutex",
+       {MutexWord::kReleased, MutexWord::kReleasedWithMoreWaiters, MutexWord::kHandedOff}},
+      {"condition", {ConditionWord::kNotified}},
+      {"rwlock", {RwLockWords::kGrantedShared, RwLockWords::kGrantedExclusive}},
+      {"semaphore", {SemaphoreWord::kGranted}},
+      {"futex", {futex::kNotified}},
+  };
+  std::set<WakeToken> ranges;
+  for (const auto& [name, values] : tokens) {
+    const WakeToken range = values.front() / kTokenSpaceSize;
+    EXPECT_NE(range, 0) << name << ": range 0 holds the token of no wake-up";
+    EXPECT_TRUE(ranges.insert(range).second) << name << " shares a token range";
+    for (const WakeToken token : values) {
+      EXPECT_EQ(token / kTokenSpaceSize, range) << name;
+      EXPECT_EQ(grant_of(token), token) << name << ": collides with the ended-owner bits";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace parklock
