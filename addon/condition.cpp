@@ -130,9 +130,8 @@ bool ConditionWord::cancel(Waiter& waiter, MutexWord mutex) noexcept {
   const auto mutex_left = [&mutex](bool queue_empty) { mutex.on_waiter_left(queue_empty); };
   const parking_lot::Grant on_condition{nullptr, condition_left};
   const parking_lot::Grant on_mutex{nullptr, mutex_left};
-  return parking_lot::cancel(waiter, [&](const void* key) {
-    return key == address() ? &on_condition : &on_mutex;
-  });
+  return parking_lot::cancel(
+      waiter, [&](const void* key) { return key == address() ? &on_condition : &on_mutex; });
 }
 
 void ConditionWord::abandon_wake(MutexWord mutex, ThreadId self, WakeToken token) noexcept {

@@ -72,8 +72,8 @@ class LatchWord {
 
   CountDownResult count_down(std::int32_t n = 1) noexcept;
 
-  // Blocks until the count is 0, the deadline passes or the thread's interrupt is requested. A wait that
-  // times out at the moment of the release reports kReleased: the count is checked last.
+  // Blocks until the count is 0, the deadline passes or the thread's interrupt is requested. A wait
+  // that times out at the moment of the release reports kReleased: the count is checked last.
   WaitStatus wait(Deadline deadline = Deadline::never()) const;
 
   // The count now (acquire): negative only if the word is corrupt.

@@ -1,13 +1,12 @@
 #include "mutex.h"
 
-#include "owner_death.h"
 #include "lock_wait.h"
+#include "owner_death.h"
 #include "spin.h"
 
 namespace parklock {
 
-Attempt MutexWord::try_acquire_or_mark(ThreadId self, std::int32_t seen,
-                                                  bool must_mark_parked) {
+Attempt MutexWord::try_acquire_or_mark(ThreadId self, std::int32_t seen, bool must_mark_parked) {
   if (seen == kUnlocked) {
     // Barging: whoever gets here first takes it, woken waiter or newcomer.
     const std::int32_t mine = held_by(self, must_mark_parked ? kLockedParked : kLocked);
@@ -100,8 +99,8 @@ bool MutexWord::mark_parked_if_locked() noexcept {
   }
 }
 
-MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline,
-                                           bool must_mark_parked, ThreadId* ended_owner) {
+MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, bool must_mark_parked,
+                                           ThreadId* ended_owner) {
   const Clock::time_point since = Clock::now();
   // A lock handed to one of this thread's own asynchronous waits while it blocks here would
   // never be released: the blocked wait watches for that and reports a deadlock.

@@ -179,7 +179,6 @@ class MutexWord {
   LockStatus lock_loop(ThreadId self, Deadline deadline, bool must_mark_parked,
                        ThreadId* ended_owner);
 
-
   std::int32_t* word_;
 };
 

@@ -2,8 +2,8 @@
 
 #include <optional>
 
-#include "owner_death.h"
 #include "lock_wait.h"
+#include "owner_death.h"
 #include "spin.h"
 
 namespace parklock {

@@ -55,10 +55,10 @@
 //
 // Self-deadlock: lock() or lock_shared() by the thread holding the write lock is refused
 // (kAlreadyHeld), also when one of its own asynchronous waits is granted the write lock while the
-// thread blocks waiting for it (a blocked wait in a thread with an interrupt watches for that). Upgrading a
-// read hold to a write hold (lock() while this thread reads) waits forever and is NOT detected:
-// readers are counted, not recorded per thread. For the same reason unlock_shared() can only
-// refuse a release when no reader at all holds the lock.
+// thread blocks waiting for it (a blocked wait in a thread with an interrupt watches for that).
+// Upgrading a read hold to a write hold (lock() while this thread reads) waits forever and is NOT
+// detected: readers are counted, not recorded per thread. For the same reason unlock_shared() can
+// only refuse a release when no reader at all holds the lock.
 //
 // JavaScript runs the fast paths itself with Atomics on the same words (lib/rwlock.js), using the
 // layout constants the binding exports.
@@ -72,8 +72,8 @@
 
 #include "atomic_ref.h"
 #include "deadline.h"
-#include "lock_wait.h"
 #include "function_ref.h"
+#include "lock_wait.h"
 #include "parking_lot.h"
 #include "thread_id.h"
 
@@ -241,7 +241,6 @@ class RwLockWords {
   const void* address() const noexcept { return words_ + kStateIndex; }
 
  private:
-
   atomic_ref<std::int32_t> state() const noexcept {
     return atomic_ref<std::int32_t>(words_[kStateIndex]);
   }
@@ -305,8 +304,8 @@ class RwLock {
   template <typename Rep, typename Period>
   bool try_lock_shared_for(std::chrono::duration<Rep, Period> timeout) {
     return words().try_lock_shared() ||
-           acquired(words().lock_shared_slow(current_thread_id(),
-                                             Deadline::at(Clock::now() + timeout)));
+           acquired(
+               words().lock_shared_slow(current_thread_id(), Deadline::at(Clock::now() + timeout)));
   }
 
   void unlock() noexcept { words().unlock(current_thread_id()); }

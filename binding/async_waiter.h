@@ -33,13 +33,13 @@ class AsyncWaiter : public Waiter {
   // whatever the token obliges it to, so that no wake-up is lost.
   virtual void abandon(WakeToken token) noexcept = 0;
 
-  // JS thread: the waiter was taken out of the parking lot without a wake-up, by a cancel or by
-  // its thread's teardown. A primitive whose strict queue order can hold others back (FIFO
-  // grants) lets the waiters behind it in here.
-  virtual void after_removed() noexcept {}
+  // JS thread: takes the waiter out of the parking lot (a cancel, or its thread's teardown),
+  // running the primitive's grant step for a departure (parking_lot::Grant); false if its wake-up
+  // is already on its way.
+  virtual bool remove() noexcept { return parking_lot::cancel(*this); }
 
   // JS thread: the waiter was taken out of the parking lot by a cancel (timeout, abort) before any
-  // wake-up, and after_removed() has run. Returns its settlement, or nothing if it queued itself
+  // wake-up by remove(). Returns its settlement, or nothing if it queued itself
   // again to finish some duty first (a condition-variable wait must re-lock its mutex before it can
   // settle).
   virtual std::optional<Settlement> on_cancelled();

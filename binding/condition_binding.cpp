@@ -46,6 +46,10 @@ class ConditionAsyncWaiter final : public AsyncWaiter {
     ConditionWord(condition_).abandon_wake(MutexWord(mutex_), thread(), token);
   }
 
+  bool remove() noexcept override {
+    return ConditionWord(condition_).cancel(*this, MutexWord(mutex_));
+  }
+
  private:
   std::optional<Settlement> relock(bool must_mark_parked) {
     ThreadId ended = kNoThread;
@@ -93,10 +97,9 @@ Napi::Value wait(const Napi::CallbackInfo& info) {
   MutexWord mutex(shared_words(info, 2, MutexWord::kWordCount));
   const Deadline deadline = Deadline::after_ms(timeout_ms(info, 4));
   ThreadContext& context = ThreadContext::of(info.Env());
-  const Interrupt interrupt = context.interrupt();
   ThreadId ended = kNoThread;
   const ConditionWord::WaitStatus status =
-      condition.wait(mutex, context.thread(), deadline, &interrupt, &ended);
+      condition.wait(mutex, context.thread(), deadline, &ended);
   if (status == ConditionWord::WaitStatus::kInterrupted) return info.Env().Undefined();
   return Napi::Number::New(info.Env(), from_wait_status(status, context, ended));
 }
@@ -118,7 +121,7 @@ Napi::Value wait_async(const Napi::CallbackInfo& info) {
     // Queued first, released second: a notifier holding the mutex always finds this waiter.
     if (held.unlock(context.thread()) != MutexWord::UnlockStatus::kUnlocked) {
       // Corrupt mutex word: take the waiter out again (it was never released to anyone).
-      if (parking_lot::cancel(*waiter)) return settled::kCorrupt;
+      if (waiter->remove()) return settled::kCorrupt;
     }
     return std::nullopt;
   });

@@ -43,9 +43,8 @@ Napi::Value wait(const Napi::CallbackInfo& info) {
   const std::int32_t* word = shared_words(info, 0, 1);
   const std::int32_t expected = expected_value(info, 2);
   const Deadline deadline = Deadline::after_ms(timeout_ms(info, 3));
-  ThreadContext& context = ThreadContext::of(info.Env());
-  const Interrupt interrupt = context.interrupt();
-  switch (futex::wait(word, expected, deadline, &interrupt)) {
+  ThreadContext::of(info.Env());  // this thread's interrupt is installed
+  switch (futex::wait(word, expected, deadline)) {
     case futex::WaitStatus::kWoken:
       return Napi::Number::New(info.Env(), settled::kAcquired);
     case futex::WaitStatus::kNotEqual:

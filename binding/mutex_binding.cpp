@@ -35,6 +35,8 @@ class MutexAsyncWaiter final : public AsyncWaiter {
     MutexWord(words_).abandon_wake(thread(), token);
   }
 
+  bool remove() noexcept override { return MutexWord(words_).cancel(*this); }
+
   // Acquires now, or queues this waiter (returning nothing).
   std::optional<Settlement> step(bool must_mark_parked) {
     ThreadId ended = kNoThread;
@@ -78,9 +80,8 @@ Napi::Value lock_slow(const Napi::CallbackInfo& info) {
   MutexWord mutex(shared_words(info, 0, MutexWord::kWordCount));
   const Deadline deadline = Deadline::after_ms(timeout_ms(info, 2));
   ThreadContext& context = ThreadContext::of(info.Env());
-  const Interrupt interrupt = context.interrupt();
   ThreadId ended = kNoThread;
-  MutexWord::LockStatus status = mutex.lock_slow(context.thread(), deadline, &interrupt, &ended);
+  MutexWord::LockStatus status = mutex.lock_slow(context.thread(), deadline, &ended);
   // Terminating: the pending termination exception unwinds the caller; the value is ignored.
   if (status == MutexWord::LockStatus::kInterrupted) return info.Env().Undefined();
   return Napi::Number::New(info.Env(), from_lock_status(status, context, ended));

@@ -54,7 +54,7 @@ class RwLockAsyncWaiter final : public AsyncWaiter {
   }
 
   // Leaving without a grant may unblock the waiters queued behind this one.
-  void after_removed() noexcept override { RwLockWords(words_).after_cancel(); }
+  bool remove() noexcept override { return RwLockWords(words_).cancel(*this); }
 
  private:
   // Kept valid by JavaScript: the pending wait's record holds the RWLock and so its buffer.
@@ -86,11 +86,10 @@ Napi::Value lock_slow(const Napi::CallbackInfo& info) {
   RwLockWords lock(shared_words(info, 0, RwLockWords::kWordCount));
   const Deadline deadline = Deadline::after_ms(timeout_ms(info, 2));
   ThreadContext& context = ThreadContext::of(info.Env());
-  const Interrupt interrupt = context.interrupt();
   ThreadId ended = kNoThread;
   const RwLockWords::LockStatus status =
-      kExclusive ? lock.lock_slow(context.thread(), deadline, &interrupt, &ended)
-                 : lock.lock_shared_slow(context.thread(), deadline, &interrupt, &ended);
+      kExclusive ? lock.lock_slow(context.thread(), deadline, &ended)
+                 : lock.lock_shared_slow(context.thread(), deadline, &ended);
   // Terminating: the pending termination exception unwinds the caller; the value is ignored.
   if (status == RwLockWords::LockStatus::kInterrupted) return info.Env().Undefined();
   return Napi::Number::New(info.Env(), from_lock_status(status, context, ended));

@@ -42,7 +42,7 @@ class SemaphoreAsyncWaiter final : public AsyncWaiter {
   }
 
   // Leaving without a grant may unblock the waiters queued behind this one.
-  void after_removed() noexcept override { SemaphoreWord(words_).grant_waiters(); }
+  bool remove() noexcept override { return SemaphoreWord(words_).cancel(*this); }
 
  private:
   // Kept valid by JavaScript: the pending wait's record holds the Semaphore and so its buffer.
@@ -70,9 +70,8 @@ Napi::Value acquire_slow(const Napi::CallbackInfo& info) {
   SemaphoreWord semaphore(shared_words(info, 0, SemaphoreWord::kWordCount));
   const std::int32_t n = permit_count(info, 2);
   const Deadline deadline = Deadline::after_ms(timeout_ms(info, 3));
-  ThreadContext& context = ThreadContext::of(info.Env());
-  const Interrupt interrupt = context.interrupt();
-  switch (semaphore.acquire_slow(n, deadline, &interrupt)) {
+  ThreadContext::of(info.Env());  // this thread's interrupt is installed
+  switch (semaphore.acquire_slow(n, deadline)) {
     case SemaphoreWord::AcquireStatus::kAcquired:
       return Napi::Number::New(info.Env(), settled::kAcquired);
     case SemaphoreWord::AcquireStatus::kTimedOut:

@@ -15,7 +15,10 @@ constexpr auto kTerminationPollInterval = std::chrono::milliseconds(20);
 }  // namespace
 
 ThreadContext::ThreadContext(Napi::Env env, Napi::Function on_settle, Napi::Function probe)
-    : thread_(current_thread_id()), env_(env), probe_(Napi::Persistent(probe)) {
+    : thread_(current_thread_id()),
+      env_(env),
+      probe_(Napi::Persistent(probe)),
+      termination_{kTerminationPollInterval, termination_probe_} {
   NAPI_THROW_IF_FAILED_VOID(env, napi_create_threadsafe_function(
                                      env, on_settle, nullptr, Napi::String::New(env, "parklock"), 0,
                                      1, nullptr, nullptr, this, &ThreadContext::call_js, &tsfn_));
@@ -33,6 +36,7 @@ void ThreadContext::install(Napi::Env env, Napi::Function on_settle, Napi::Funct
   std::shared_ptr<ThreadContext> context(new ThreadContext(env, on_settle, probe));
   remember_node_thread_id(context->thread(), node_thread_id);
   context->self_ = context;
+  context->termination_scope_ = std::make_unique<InterruptScope>(&context->termination_);
   NAPI_THROW_IF_FAILED_VOID(env, napi_set_instance_data(env, context.get(), nullptr, nullptr));
   // Registered after the threadsafe function was created, so (cleanup hooks run last-in,
   // first-out) it runs while that function is still alive.
@@ -68,11 +72,10 @@ std::optional<Settlement> ThreadContext::cancel(double id) {
   auto found = pending_.find(id);
   if (found == pending_.end()) return std::nullopt;
   std::shared_ptr<AsyncWaiter> waiter = found->second;
-  if (!parking_lot::cancel(*waiter)) {
+  if (!waiter->remove()) {
     waiter->request_cancel();
     return std::nullopt;
   }
-  waiter->after_removed();
   std::optional<Settlement> settlement = waiter->on_cancelled();
   if (!settlement) return std::nullopt;
   waiter->in_flight_.reset();
@@ -150,10 +153,6 @@ bool ThreadContext::TerminationProbe::operator()() const {
                             &result) == napi_pending_exception;
 }
 
-Interrupt ThreadContext::interrupt() {
-  return Interrupt{kTerminationPollInterval, termination_probe_};
-}
-
 Settlement ThreadContext::report_ended_owner(ThreadId ended) {
   ended_owner_ = ended;
   return settled::kOwnerDied;
@@ -176,13 +175,13 @@ void ThreadContext::close() {
   // Waiters still queued leave the lot; those already dequeued are in flight and are abandoned
   // by whoever holds them (the waker, or the drain of the threadsafe function below).
   for (auto& [id, waiter] : pending_) {
-    if (parking_lot::cancel(*waiter)) {
-      waiter->after_removed();
+    if (waiter->remove()) {
       waiter->in_flight_.reset();
     }
   }
   pending_.clear();
   napi_release_threadsafe_function(tsfn_, napi_tsfn_abort);
+  termination_scope_.reset();
   probe_.Reset();
   napi_set_instance_data(env_, nullptr, nullptr, nullptr);
   // No JavaScript of this thread runs any more, so nothing it holds will be released by it: the

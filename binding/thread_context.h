@@ -20,6 +20,7 @@
 
 #include "async_waiter.h"
 #include "function_ref.h"
+#include "interrupt.h"
 #include "parking_lot.h"
 #include "thread_id.h"
 
@@ -52,9 +53,6 @@ class ThreadContext : public std::enable_shared_from_this<ThreadContext> {
   // Any thread: a waker dequeued `waiter` with `token`.
   void deliver(AsyncWaiter& waiter, WakeToken token) noexcept;
 
-  // A sync wait's hook for worker.terminate(): polls whether JavaScript can still run here.
-  Interrupt interrupt();
-
   // JS thread: a wait is about to settle as kOwnerDied because `ended` had ended holding the lock
   // it acquired. Records who, for take_ended_owner(), and returns kOwnerDied.
   Settlement report_ended_owner(ThreadId ended);
@@ -78,6 +76,10 @@ class ThreadContext : public std::enable_shared_from_this<ThreadContext> {
     ThreadContext* context;
     bool operator()() const;
   } termination_probe_{this};
+  // worker.terminate() of a thread blocked in a synchronous wait: every wait of this thread polls
+  // whether JavaScript can still run here (interrupt.h), from install() to close().
+  const Interrupt termination_;
+  std::unique_ptr<InterruptScope> termination_scope_;
 
   std::mutex lock_;      // guards closed_ and every call of the threadsafe function
   bool closed_ = false;  // guarded by lock_

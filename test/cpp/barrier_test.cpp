@@ -25,10 +25,10 @@ namespace parklock {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::with_interrupt;
 using testing::kHangGuardMs;
 using testing::ThreadGroup;
 using testing::WaitUntil;
+using testing::with_interrupt;
 using ArriveStatus = BarrierWord::ArriveStatus;
 using Outcome = BarrierWord::Outcome;
 using WaitStatus = BarrierWord::WaitStatus;
@@ -202,7 +202,10 @@ TEST_F(BarrierWordTest, AnInterruptedWaiterKeepsItsArrivalAndLeavesNoWaiter) {
   const Interrupt interrupt{std::chrono::milliseconds(1), stop_requested};
   Outcome outcome = Outcome::kLeader;
   ThreadGroup threads;
-  threads.Start([&] { outcome = with_interrupt(&interrupt, [&] { return barrier_.arrive_and_wait(Deadline::never()); }); });
+  threads.Start([&] {
+    outcome =
+        with_interrupt(&interrupt, [&] { return barrier_.arrive_and_wait(Deadline::never()); });
+  });
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
   stop = true;
   threads.JoinOrAbort(testing::kWaitLimit);

@@ -13,10 +13,10 @@
 namespace parklock {
 namespace {
 
-using testing::with_interrupt;
 using testing::kWaitLimit;
 using testing::ThreadGroup;
 using testing::WaitUntil;
+using testing::with_interrupt;
 
 struct Shared {
   alignas(4) std::int32_t mutex_word = 0;
@@ -201,8 +201,10 @@ TEST(ConditionTest, InterruptedWaitLeavesTheQueueWithoutTheMutex) {
   waiter.Start([&] {
     const ThreadId self = current_thread_id();
     ASSERT_EQ(s.mutex().lock(self), MutexWord::LockStatus::kAcquired);
-    EXPECT_EQ(with_interrupt(&interrupt, [&] { return s.condition().wait(s.mutex(), self, Deadline::never()); }),
-              ConditionWord::WaitStatus::kInterrupted);
+    EXPECT_EQ(
+        with_interrupt(&interrupt,
+                       [&] { return s.condition().wait(s.mutex(), self, Deadline::never()); }),
+        ConditionWord::WaitStatus::kInterrupted);
   });
   ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&s.condition_word) == 1; }));
   stop = true;

@@ -22,10 +22,10 @@ namespace parklock {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::with_interrupt;
 using testing::kHangGuardMs;
 using testing::ThreadGroup;
 using testing::WaitUntil;
+using testing::with_interrupt;
 using CountDownStatus = LatchWord::CountDownStatus;
 using WaitStatus = LatchWord::WaitStatus;
 
@@ -244,7 +244,8 @@ TEST_F(LatchWordTest, AnInterruptedWaitEndsAndLeavesNoWaiter) {
   const Interrupt interrupt{std::chrono::milliseconds(1), stop_requested};
   WaitStatus status = WaitStatus::kReleased;
   ThreadGroup threads;
-  threads.Start([&] { status = with_interrupt(&interrupt, [&] { return latch_.wait(Deadline::never()); }); });
+  threads.Start(
+      [&] { status = with_interrupt(&interrupt, [&] { return latch_.wait(Deadline::never()); }); });
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
   stop = true;
   threads.JoinOrAbort(testing::kWaitLimit);

@@ -21,11 +21,11 @@ namespace parklock {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::with_interrupt;
 using testing::kHangGuardMs;
 using testing::RecordingWaiter;
 using testing::ThreadGroup;
 using testing::WaitUntil;
+using testing::with_interrupt;
 using LockStatus = MutexWord::LockStatus;
 using UnlockStatus = MutexWord::UnlockStatus;
 using AsyncStep = MutexWord::AsyncStep;
@@ -381,7 +381,8 @@ TEST_F(MutexWordTest, InterruptedWaiterLeavesNoWaiterBehind) {
   ThreadGroup threads;
   threads.Start([&] {
     // No deadline: only the interrupt can end this wait.
-    status = with_interrupt(&interrupt, [&] { return word_.lock(current_thread_id(), Deadline::never()); });
+    status = with_interrupt(&interrupt,
+                            [&] { return word_.lock(current_thread_id(), Deadline::never()); });
   });
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
 
@@ -416,7 +417,8 @@ TEST_F(MutexWordTest, InterruptedWaiterThatWasHandedTheLockPassesItOn) {
   threads.Start([&] {
     const ThreadId me = current_thread_id();
     interrupted_thread = me;
-    interrupted_status = with_interrupt(&interrupt, [&] { return word_.lock(me, Deadline::never()); });
+    interrupted_status =
+        with_interrupt(&interrupt, [&] { return word_.lock(me, Deadline::never()); });
   });
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
   threads.Start([&] {

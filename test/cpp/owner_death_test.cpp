@@ -18,11 +18,11 @@
 namespace parklock {
 namespace {
 
-using testing::with_interrupt;
 using testing::kHangGuardMs;
 using testing::RecordingWaiter;
 using testing::ThreadGroup;
 using testing::WaitUntil;
+using testing::with_interrupt;
 
 // Runs `body` on a new thread, which ends (and so is recorded as ended) before this returns;
 // returns that thread's id.
@@ -97,8 +97,8 @@ TEST(MutexOwnerDeathTest, AWaiterParkedBeforeTheOwnerEndsIsHandedTheLockWithTheR
   std::atomic<ThreadId> reported{kNoThread};
   waiters.Start([&] {
     ThreadId ended = kNoThread;
-    status = static_cast<int>(
-        mutex.lock(current_thread_id(), Deadline::after_ms(kHangGuardMs), &ended));
+    status =
+        static_cast<int>(mutex.lock(current_thread_id(), Deadline::after_ms(kHangGuardMs), &ended));
     reported = ended;
     mutex.unlock(current_thread_id());
   });
@@ -161,7 +161,10 @@ TEST(ParkTest, AnInterruptRequestedByTheTimeOfTheWakeUpIsReported) {
   ThreadGroup threads;
   ParkResult result{ParkResult::Status::kInvalid};
   threads.Start([&] {
-    result = with_interrupt(&interrupt, [&] { return parking_lot::park(&word, [] { return true; }, Deadline::after_ms(kHangGuardMs)); });
+    result = with_interrupt(&interrupt, [&] {
+      return parking_lot::park(
+          &word, [] { return true; }, Deadline::after_ms(kHangGuardMs));
+    });
   });
   ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&word) == 1; }));
   stop = true;

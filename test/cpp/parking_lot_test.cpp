@@ -10,11 +10,11 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
-#include <optional>
-#include <utility>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "atomic_ref.h"
@@ -24,11 +24,11 @@ namespace parklock {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::with_interrupt;
 using testing::kHangGuardMs;
 using testing::RecordingWaiter;
 using testing::ThreadGroup;
 using testing::WaitUntil;
+using testing::with_interrupt;
 using Status = ParkResult::Status;
 
 // A deadline for waits that should end by a wake-up: if the wake-up is lost the wait ends as
@@ -272,7 +272,10 @@ TEST(ParkingLotTest, RequestedInterruptEndsTheParkWithInterrupted) {
   ThreadGroup threads;
   threads.Start([&] {
     // No deadline: only the interrupt can end this wait.
-    result = with_interrupt(&interrupt, [&] { return parking_lot::park(&word, [] { return true; }, Deadline::never()); });
+    result = with_interrupt(&interrupt, [&] {
+      return parking_lot::park(
+          &word, [] { return true; }, Deadline::never());
+    });
   });
   ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&word) == 1; }));
 
@@ -291,7 +294,10 @@ TEST(ParkingLotTest, PollingForAnInterruptDoesNotLoseAWakeUp) {
   ParkResult result{Status::kInvalid};
   ThreadGroup threads;
   threads.Start([&] {
-    result = with_interrupt(&interrupt, [&] { return parking_lot::park(&word, [] { return true; }, HangGuard()); });
+    result = with_interrupt(&interrupt, [&] {
+      return parking_lot::park(
+          &word, [] { return true; }, HangGuard());
+    });
   });
   ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&word) == 1; }));
   std::this_thread::sleep_for(2ms);  // let it go through a few polls (not needed for correctness)
@@ -318,7 +324,10 @@ TEST(ParkingLotTest, InterruptRequestedAfterAWakerDequeuedTheWaiterStillDelivers
   ParkResult result{Status::kInvalid};
   ThreadGroup threads;
   threads.Start([&] {
-    result = with_interrupt(&interrupt, [&] { return parking_lot::park(&word, [] { return true; }, Deadline::never()); });
+    result = with_interrupt(&interrupt, [&] {
+      return parking_lot::park(
+          &word, [] { return true; }, Deadline::never());
+    });
   });
   ASSERT_TRUE(WaitUntil([&] { return polling.load(); }));
 
@@ -610,7 +619,8 @@ TEST(ParkingLotLeaveTest, ATimedOutWaiterRunsItsGrantInTheCriticalSectionOfItsDe
     parking_lot::ParkOptions options;
     options.deadline = Deadline::after_ms(20);
     options.on_leave = &on_leave;
-    result = parking_lot::park(&word, [] { return true; }, options);
+    result = parking_lot::park(
+        &word, [] { return true; }, options);
   });
   testing::WaitUntil([&] { return parking_lot::queued_count(&word) == 1; });
   ASSERT_TRUE(parking_lot::enqueue(&word, behind, [] { return true; }));
@@ -630,7 +640,10 @@ TEST(ParkingLotLeaveTest, CancelRunsTheGrantForTheKeyTheWaiterWasFoundOn) {
   RecordingWaiter moved;
   ASSERT_TRUE(parking_lot::enqueue(&from, moved, [] { return true; }));
   parking_lot::requeue(
-      &from, &to, [](std::size_t) { return parking_lot::RequeueDecision{true, 0, nullptr}; },
+      &from, &to,
+      [](std::size_t) {
+        return parking_lot::RequeueDecision{true, 0, nullptr};
+      },
       [](std::int64_t) { return true; });
   ASSERT_EQ(parking_lot::queued_count(&to), 1u);
 
@@ -656,7 +669,8 @@ TEST(ParkingLotLeaveTest, RequeueMovesOnlyTheWaitersItsFilterAccepts) {
   ASSERT_TRUE(parking_lot::enqueue(&from, b, [] { return true; }));
   bool first = true;
   const parking_lot::RequeueResult result = parking_lot::requeue(
-      &from, &to, [](std::size_t waiting) {
+      &from, &to,
+      [](std::size_t waiting) {
         EXPECT_EQ(waiting, 2u);
         return parking_lot::RequeueDecision{true, 9, nullptr};
       },

@@ -25,10 +25,10 @@ namespace parklock {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::with_interrupt;
 using testing::kHangGuardMs;
 using testing::ThreadGroup;
 using testing::WaitUntil;
+using testing::with_interrupt;
 using LockStatus = RwLockWords::LockStatus;
 using UnlockStatus = RwLockWords::UnlockStatus;
 using AsyncStep = RwLockWords::AsyncStep;
@@ -493,9 +493,14 @@ TEST_F(RwLockWordsTest, InterruptedWaitersLeaveNoWaiterBehind) {
   LockStatus writer = LockStatus::kAcquired;
   LockStatus reader = LockStatus::kAcquired;
   ThreadGroup threads;
-  threads.Start([&] { writer = with_interrupt(&interrupt, [&] { return lock_.lock(current_thread_id(), Deadline::never()); }); });
-  threads.Start(
-      [&] { reader = with_interrupt(&interrupt, [&] { return lock_.lock_shared(current_thread_id(), Deadline::never()); }); });
+  threads.Start([&] {
+    writer = with_interrupt(&interrupt,
+                            [&] { return lock_.lock(current_thread_id(), Deadline::never()); });
+  });
+  threads.Start([&] {
+    reader = with_interrupt(
+        &interrupt, [&] { return lock_.lock_shared(current_thread_id(), Deadline::never()); });
+  });
   ASSERT_TRUE(WaitUntil([&] { return queued() == 2; }));
   stop = true;
   threads.JoinOrAbort(testing::kWaitLimit);
@@ -522,8 +527,10 @@ TEST_F(RwLockWordsTest, InterruptedWaiterThatWasGrantedTheLockPassesItOn) {
   LockStatus interrupted = LockStatus::kAcquired;
   LockStatus next = LockStatus::kCorrupt;
   ThreadGroup threads;
-  threads.Start(
-      [&] { interrupted = with_interrupt(&interrupt, [&] { return lock_.lock(current_thread_id(), Deadline::never()); }); });
+  threads.Start([&] {
+    interrupted = with_interrupt(
+        &interrupt, [&] { return lock_.lock(current_thread_id(), Deadline::never()); });
+  });
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
   threads.Start([&] {
     next = lock_.lock_shared(current_thread_id(), HangGuard());
@@ -562,8 +569,9 @@ TEST_F(RwLockWordsTest, TimeoutsAndInterruptsRacingReleasesNeverStrandAWaiter) {
           const Deadline deadline =
               kind == Kind::kTimed ? Deadline::after_ms((i % 4) * 0.05) : Deadline::never();
           const Interrupt* maybe = kind == Kind::kInterruptible ? &interrupt : nullptr;
-          const LockStatus status =
-              with_interrupt(maybe, [&] { return writer ? lock_.lock(me, deadline) : lock_.lock_shared(me, deadline); });
+          const LockStatus status = with_interrupt(maybe, [&] {
+            return writer ? lock_.lock(me, deadline) : lock_.lock_shared(me, deadline);
+          });
           if (status != LockStatus::kAcquired) {
             ASSERT_TRUE(status == LockStatus::kTimedOut || status == LockStatus::kInterrupted)
                 << static_cast<int>(status);
@@ -741,8 +749,8 @@ TEST_F(RwLockWordsTest, WaitersParkedBeforeTheWriterEndsAreGrantedTheLockWithThe
     ThreadGroup threads;
     threads.Start([&] {
       const ThreadId me = current_thread_id();
-      status = shared ? lock_.lock_shared(me, HangGuard(), &ended)
-                      : lock_.lock(me, HangGuard(), &ended);
+      status =
+          shared ? lock_.lock_shared(me, HangGuard(), &ended) : lock_.lock(me, HangGuard(), &ended);
       if (status != LockStatus::kOwnerDied) return;
       EXPECT_EQ(shared ? lock_.unlock_shared() : lock_.unlock(me), UnlockStatus::kUnlocked);
     });
@@ -813,8 +821,9 @@ TEST_F(RwLockWordsTest, ABlockedLockWhoseOwnAsyncWaitIsGrantedTheWriteLockReport
     ASSERT_TRUE(WaitUntil([&] { return held.load(); }));
     GrantWaiter mine = GrantWaiter::Exclusive(self_);  // this thread's own lockAsync
     ASSERT_EQ(lock_.lock_or_enqueue(mine), AsyncStep::kQueued);
-    const LockStatus status = shared ? with_interrupt(&interrupt, [&] { return lock_.lock_shared(self_, HangGuard()); })
-                                     : with_interrupt(&interrupt, [&] { return lock_.lock(self_, HangGuard()); });
+    const LockStatus status =
+        shared ? with_interrupt(&interrupt, [&] { return lock_.lock_shared(self_, HangGuard()); })
+               : with_interrupt(&interrupt, [&] { return lock_.lock(self_, HangGuard()); });
     EXPECT_EQ(status, LockStatus::kAlreadyHeld) << (shared ? "lock_shared" : "lock");
     threads.JoinOrAbort();
     ASSERT_TRUE(mine.WaitForWakes(1));
@@ -836,7 +845,8 @@ TEST_F(RwLockWordsTest, ABlockedLockWhoseOwnAsyncWaitIsGrantedTheWriteLockReport
     EXPECT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
   });
   ASSERT_TRUE(WaitUntil([&] { return held.load(); }));
-  EXPECT_EQ(with_interrupt(&interrupt, [&] { return lock_.lock(self_, HangGuard()); }), LockStatus::kAcquired);
+  EXPECT_EQ(with_interrupt(&interrupt, [&] { return lock_.lock(self_, HangGuard()); }),
+            LockStatus::kAcquired);
   threads.JoinOrAbort();
   EXPECT_EQ(owner(), self_);
   ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);

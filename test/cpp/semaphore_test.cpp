@@ -23,10 +23,10 @@ namespace parklock {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::with_interrupt;
 using testing::kWaitLimit;
 using testing::ThreadGroup;
 using testing::WaitUntil;
+using testing::with_interrupt;
 using AcquireStatus = SemaphoreWord::AcquireStatus;
 using ReleaseStatus = SemaphoreWord::ReleaseStatus;
 using AsyncStep = SemaphoreWord::AsyncStep;
@@ -239,7 +239,9 @@ TEST_F(SemaphoreWordTest, InterruptedBlockingHeadUnblocksTheSmallerWaiterBehindI
   const Interrupt interrupt{std::chrono::milliseconds(1), stop_requested};
   AcquireStatus status = AcquireStatus::kAcquired;
   ThreadGroup threads;
-  threads.Start([&] { status = with_interrupt(&interrupt, [&] { return sem_.acquire(5, Deadline::never()); }); });
+  threads.Start([&] {
+    status = with_interrupt(&interrupt, [&] { return sem_.acquire(5, Deadline::never()); });
+  });
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
   PermitWaiter small(1);
   ASSERT_EQ(sem_.acquire_or_enqueue(small), AsyncStep::kQueued);

@@ -18,8 +18,7 @@ namespace {
 
 TEST(WakeTokenTest, NoTwoPrimitivesShareATokenRange) {
   const std::vector<std::pair<const char*, std::vector<WakeToken>>> tokens = {
-      {"mutex",
-       {MutexWord::kReleased, MutexWord::kReleasedWithMoreWaiters, MutexWord::kHandedOff}},
+      {"mutex", {MutexWord::kReleased, MutexWord::kReleasedWithMoreWaiters, MutexWord::kHandedOff}},
       {"condition", {ConditionWord::kNotified}},
       {"rwlock", {RwLockWords::kGrantedShared, RwLockWords::kGrantedExclusive}},
       {"semaphore", {SemaphoreWord::kGranted}},
