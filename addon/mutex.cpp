@@ -184,7 +184,7 @@ MutexWord::UnlockStatus MutexWord::unlock_slow(ThreadId self) noexcept {
   // which happens under the bucket lock: a thread validating its park sees either 2 (and is found
   // here) or the new value (and does not park).
   parking_lot::unpark_one(address(), [this](const UnparkInfo& info) -> WakeToken {
-    if (info.unparked && info.waited >= kFairnessBound) {
+    if (info.unparked && info.be_fair) {
       word().store(held_by(info.thread, info.has_more ? kLockedParked : kLocked),
                    std::memory_order_release);
       return kHandedOff;

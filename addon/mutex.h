@@ -23,10 +23,11 @@
 // the longest waiter under the bucket lock and either
 //   - releases the lock (word 0) and wakes the waiter to compete for it with any newcomer
 //     (barging: a running thread can take the lock at once, which is what makes a mutex fast), or
-//   - if that waiter has waited longer than kFairnessBound, hands the lock to it directly: the
+//   - when the parking lot says it is time to be fair (UnparkInfo::be_fair: a randomized timer per
+//     bucket, due about once per millisecond of contention), hands the lock to it directly: the
 //     word becomes waiter|2 (waiter|1 if nobody else waits) without ever being free.
 // So barging is allowed but bounded: no waiter, blocking or asynchronous, waits much longer than
-// the fairness bound beyond its turn in the FIFO queue.
+// the fairness interval beyond its turn in the FIFO queue.
 //
 // The one subtle invariant: when waiters stay parked after a release (word 0), the waiter woken
 // by that release is told so (kReleasedWithMoreWaiters) and must make the state 2 before it leaves
@@ -77,9 +78,6 @@ class MutexWord {
     kReleasedWithMoreWaiters,         // the lock is free and others still wait: set the state to 2
     kHandedOff,                       // the lock is now yours
   };
-
-  // A waiter at the head of the queue that has waited this long is handed the lock.
-  static constexpr auto kFairnessBound = std::chrono::milliseconds(1);
 
   // kOwnerDied: acquired, and the previous owner had ended holding the lock.
   using LockStatus = parklock::LockStatus;

@@ -16,6 +16,10 @@ class ParkingLotAccess {
     std::mutex lock;
     Waiter* head = nullptr;  // oldest
     Waiter* tail = nullptr;  // newest
+    // The fairness timer (UnparkInfo::be_fair), and the state of the generator that draws its
+    // random intervals; both guarded by `lock`.
+    Clock::time_point fair_at{};
+    std::uint32_t random = 0;
   };
 
   static void append(Bucket& bucket, const void* address, Waiter& waiter, OwnerRecovery recovery) {
@@ -64,6 +68,35 @@ std::array<PaddedBucket, kBucketCount>& buckets() {
   // Never destroyed: threads may still park while static destructors run at process exit.
   static auto* table = new std::array<PaddedBucket, kBucketCount>();
   return *table;
+}
+
+std::atomic<parking_lot::FairnessForTesting> fairness_override{
+    parking_lot::FairnessForTesting::kTimer};
+
+// Whether an unpark from `bucket` (whose lock the caller holds) is due to be fair; if so the timer
+// restarts, at a random point within kFairnessInterval, so that buckets do not fall into step.
+bool fair_now(Bucket& bucket) {
+  switch (fairness_override.load(std::memory_order_relaxed)) {
+    case parking_lot::FairnessForTesting::kAlways:
+      return true;
+    case parking_lot::FairnessForTesting::kNever:
+      return false;
+    case parking_lot::FairnessForTesting::kTimer:
+      break;
+  }
+  const Clock::time_point now = Clock::now();
+  if (now < bucket.fair_at) return false;
+  // xorshift32, seeded from the bucket's address (any non-zero value will do).
+  std::uint32_t x = bucket.random != 0
+                        ? bucket.random
+                        : static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(&bucket)) | 1;
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  bucket.random = x;
+  const auto interval = std::chrono::duration_cast<Clock::duration>(kFairnessInterval).count();
+  bucket.fair_at = now + Clock::duration(static_cast<Clock::rep>(x % interval));
+  return true;
 }
 
 Bucket& bucket_for(const void* address) {
@@ -199,7 +232,7 @@ UnparkInfo unpark_one(const void* address, FunctionRef<WakeToken(const UnparkInf
       info.unparked = true;
       info.has_more = ParkingLotAccess::first_for(bucket, address, chosen) != nullptr;
       info.thread = chosen->thread();
-      info.waited = Clock::now() - chosen->waiting_since();
+      info.be_fair = fair_now(bucket);
       ParkingLotAccess::remove(bucket, *chosen);
     }
     token = decide(info);
@@ -281,6 +314,10 @@ RequeueResult requeue(const void* from, const void* to,
   for (Waiter* waiter : woken) ParkingLotAccess::deliver(*waiter, decision.token);
   result.woken = woken.size();
   return result;
+}
+
+void set_fairness_for_testing(FairnessForTesting fairness) noexcept {
+  fairness_override.store(fairness, std::memory_order_relaxed);
 }
 
 std::size_t queued_count(const void* address) {

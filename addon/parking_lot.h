@@ -61,8 +61,8 @@ class Waiter {
   // The address it is queued on (requeue() may move it); changes only under the bucket locks.
   const void* address() const noexcept { return address_.load(std::memory_order_relaxed); }
   ThreadId thread() const noexcept { return thread_; }
-  // When this waiter started waiting for what it waits for; re-parking keeps it, so fairness
-  // policies see the whole wait, not just the latest stretch of it.
+  // When this waiter started waiting for what it waits for; re-parking keeps it, so diagnostics
+  // see the whole wait, not just the latest stretch of it.
   Clock::time_point waiting_since() const noexcept { return since_; }
   // What the waiter asks for, in the primitive's terms (permits, shared or exclusive, ...).
   std::int64_t request() const noexcept { return request_; }
@@ -96,8 +96,17 @@ struct UnparkInfo {
   bool unparked = false;        // a waiter was dequeued
   bool has_more = false;        // other waiters for the same key remain queued
   ThreadId thread = kNoThread;  // the dequeued waiter's thread
-  Clock::duration waited{};     // how long it has been waiting (since waiting_since())
+  // Time for a fair hand-off: the primitive should give what it releases to this waiter directly
+  // rather than let running threads barge in. Each bucket keeps a timer that comes due at a
+  // random point within kFairnessInterval of its last fair unpark, so barging (which is what makes
+  // a contended lock fast) is bounded: the waiter at the head of a queue waits about that long
+  // beyond its turn at most. A random per-bucket timer, rather than each waiter's own age, cannot
+  // turn every unlock into a hand-off once all waiters are old (the convoy of a starving lock).
+  bool be_fair = false;
 };
+
+// The longest a bucket's fairness timer runs (see UnparkInfo::be_fair).
+inline constexpr Clock::duration kFairnessInterval = std::chrono::milliseconds(1);
 
 struct ParkResult {
   enum class Status { kUnparked, kInvalid, kTimedOut, kInterrupted };
@@ -124,7 +133,7 @@ struct Grant {
 // How a thread parks; only `validate` and `deadline` are always needed.
 struct ParkOptions {
   Deadline deadline = Deadline::never();
-  // When the caller began waiting (for fairness); defaults to now.
+  // When the caller began waiting (Waiter::waiting_since()); defaults to now.
   Clock::time_point since = Clock::now();
   // Runs after the waiter is queued and the bucket lock released, before sleeping: a condition
   // variable releases its mutex here, so that a notifier which takes that mutex finds it queued.
@@ -188,6 +197,11 @@ struct RequeueResult {
 RequeueResult requeue(const void* from, const void* to,
                       FunctionRef<RequeueDecision(std::size_t waiting)> decide,
                       FunctionRef<bool(std::int64_t request)> movable);
+
+// Overrides every bucket's fairness timer (UnparkInfo::be_fair), process-wide: for tests that must
+// pin the hand-off policy regardless of timing.
+enum class FairnessForTesting { kTimer, kAlways, kNever };
+void set_fairness_for_testing(FairnessForTesting fairness) noexcept;
 
 // How many waiters are queued for `key` (a snapshot: for tests and diagnostics).
 std::size_t queued_count(const void* key);

@@ -42,19 +42,10 @@ Deadline HangGuard() {
   return Deadline::after_ms(kHangGuardMs);
 }
 
-// Start times for asynchronous waiters that pin the unlock policy regardless of how slowly the
-// test runs: one that has waited an hour is always handed the lock; one whose wait "starts" in an
-// hour has waited less than the fairness bound at any unlock, so it is only ever released.
-Clock::time_point LongAgo() {
-  return Clock::now() - 1h;
-}
-Clock::time_point NotYet() {
-  return Clock::now() + 1h;
-}
-
-// Sleeping this long after a waiter is seen queued guarantees it has waited past the fairness
-// bound (its wait began before it queued, and the clock is monotonic): a lower bound, not a race.
-constexpr auto kPastFairnessBound = 2 * MutexWord::kFairnessBound;
+// The unlock policy, pinned regardless of how slowly the test runs: every unlock that finds a
+// waiter hands the lock to it (kAlways), or none does and the lock is released (kNever).
+using parking_lot::FairnessForTesting;
+using testing::FairnessOverride;
 
 // A mutex over raw memory, as the binding uses it over a SharedArrayBuffer.
 class MutexWordTest : public ::testing::Test {
@@ -274,7 +265,7 @@ TEST_F(MutexWordTest, WaiterPastTheFairnessBoundIsHandedTheLockAtUnlock) {
     }
   });
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
-  std::this_thread::sleep_for(kPastFairnessBound);
+  const FairnessOverride fair(FairnessForTesting::kAlways);
 
   ASSERT_EQ(word_.unlock(self_), UnlockStatus::kUnlocked);
 
@@ -311,7 +302,7 @@ TEST_F(MutexWordTest, ParkedWaitersAcquireInArrivalOrder) {
   }
   // Every waiter is then past the fairness bound at every unlock, so each unlock hands the lock
   // to the head of the queue and nobody can overtake.
-  std::this_thread::sleep_for(kPastFairnessBound);
+  const FairnessOverride fair(FairnessForTesting::kAlways);
 
   ASSERT_EQ(word_.unlock(self_), UnlockStatus::kUnlocked);
   threads.JoinOrAbort();
@@ -430,7 +421,7 @@ TEST_F(MutexWordTest, InterruptedWaiterThatWasHandedTheLockPassesItOn) {
   });
   ASSERT_TRUE(WaitUntil([&] { return queued() == 2; }));
   ASSERT_TRUE(WaitUntil([&] { return polling.load(); }));
-  std::this_thread::sleep_for(kPastFairnessBound);
+  const FairnessOverride fair(FairnessForTesting::kAlways);
 
   ASSERT_EQ(word_.unlock(self_), UnlockStatus::kUnlocked);
   EXPECT_EQ(owner(), interrupted_thread.load()) << "the head waiter should have been handed it";
@@ -456,8 +447,9 @@ TEST_F(MutexWordTest, LockOrEnqueueAcquiresAFreeLockWithoutQueuing) {
 }
 
 TEST_F(MutexWordTest, AsyncWaiterPastTheFairnessBoundIsHandedTheLock) {
+  const FairnessOverride fair(FairnessForTesting::kAlways);
   ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
-  RecordingWaiter waiter(kAsyncA, LongAgo());
+  RecordingWaiter waiter(kAsyncA);
   ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, waiter, false), AsyncStep::kQueued);
   EXPECT_EQ(state(), MutexWord::kLockedParked);
   EXPECT_EQ(queued(), 1u);
@@ -473,8 +465,9 @@ TEST_F(MutexWordTest, AsyncWaiterPastTheFairnessBoundIsHandedTheLock) {
 }
 
 TEST_F(MutexWordTest, RecentAsyncWaiterIsReleasedToCompete) {
+  const FairnessOverride fair(FairnessForTesting::kNever);
   ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
-  RecordingWaiter waiter(kAsyncA, NotYet());
+  RecordingWaiter waiter(kAsyncA);
   ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, waiter, false), AsyncStep::kQueued);
 
   ASSERT_EQ(word_.unlock(self_), UnlockStatus::kUnlocked);
@@ -489,12 +482,13 @@ TEST_F(MutexWordTest, RecentAsyncWaiterIsReleasedToCompete) {
 }
 
 TEST_F(MutexWordTest, WaiterReleasedWithOthersQueuedKeepsTheLockMarkedContended) {
+  const FairnessOverride fair(FairnessForTesting::kNever);
   // The subtle invariant of mutex.h: a waiter woken by a release while others stay parked must
   // leave the state at 2, whether it takes the lock or loses it to a newcomer; otherwise the
   // next unlock takes the fast path and the remaining waiters sleep forever.
   ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
-  RecordingWaiter a(kAsyncA, NotYet());
-  RecordingWaiter b(kAsyncB, NotYet());
+  RecordingWaiter a(kAsyncA);
+  RecordingWaiter b(kAsyncB);
   ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, a, false), AsyncStep::kQueued);
   ASSERT_EQ(word_.lock_or_enqueue(kAsyncB, b, false), AsyncStep::kQueued);
 
@@ -533,9 +527,10 @@ TEST_F(MutexWordTest, WaiterReleasedWithOthersQueuedKeepsTheLockMarkedContended)
 }
 
 TEST_F(MutexWordTest, HandedOffWaiterThatAbandonsPassesTheLockOn) {
+  const FairnessOverride fair(FairnessForTesting::kAlways);
   ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
-  RecordingWaiter a(kAsyncA, LongAgo());
-  RecordingWaiter b(kAsyncB, LongAgo());
+  RecordingWaiter a(kAsyncA);
+  RecordingWaiter b(kAsyncB);
   ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, a, false), AsyncStep::kQueued);
   ASSERT_EQ(word_.lock_or_enqueue(kAsyncB, b, false), AsyncStep::kQueued);
 
@@ -558,11 +553,12 @@ TEST_F(MutexWordTest, HandedOffWaiterThatAbandonsPassesTheLockOn) {
 }
 
 TEST_F(MutexWordTest, AbandoningInsideTheWakeCallbackPassesTheLockOn) {
+  const FairnessOverride fair(FairnessForTesting::kAlways);
   // The wake callback runs with no bucket lock held, so it may unlock (and so unpark) at once.
   // If a bucket lock were held, this nested unpark would deadlock and the group would abort.
   ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
-  RecordingWaiter a(kAsyncA, LongAgo());
-  RecordingWaiter b(kAsyncB, LongAgo());
+  RecordingWaiter a(kAsyncA);
+  RecordingWaiter b(kAsyncB);
   a.set_on_wake([&](WakeToken token) { word_.abandon_wake(kAsyncA, token); });
   ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, a, false), AsyncStep::kQueued);
   ASSERT_EQ(word_.lock_or_enqueue(kAsyncB, b, false), AsyncStep::kQueued);
@@ -582,9 +578,10 @@ TEST_F(MutexWordTest, AbandoningInsideTheWakeCallbackPassesTheLockOn) {
 }
 
 TEST_F(MutexWordTest, ReleasedWaiterThatAbandonsWakesTheNext) {
+  const FairnessOverride fair(FairnessForTesting::kNever);
   ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
-  RecordingWaiter a(kAsyncA, NotYet());
-  RecordingWaiter b(kAsyncB, NotYet());
+  RecordingWaiter a(kAsyncA);
+  RecordingWaiter b(kAsyncB);
   ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, a, false), AsyncStep::kQueued);
   ASSERT_EQ(word_.lock_or_enqueue(kAsyncB, b, false), AsyncStep::kQueued);
   ASSERT_EQ(word_.unlock(self_), UnlockStatus::kUnlocked);
@@ -603,9 +600,10 @@ TEST_F(MutexWordTest, ReleasedWaiterThatAbandonsWakesTheNext) {
 }
 
 TEST_F(MutexWordTest, ReleasedWaiterThatAbandonsWhileANewcomerHoldsLeavesTheWakeToItsUnlock) {
+  const FairnessOverride fair(FairnessForTesting::kNever);
   ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
-  RecordingWaiter a(kAsyncA, NotYet());
-  RecordingWaiter b(kAsyncB, NotYet());
+  RecordingWaiter a(kAsyncA);
+  RecordingWaiter b(kAsyncB);
   ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, a, false), AsyncStep::kQueued);
   ASSERT_EQ(word_.lock_or_enqueue(kAsyncB, b, false), AsyncStep::kQueued);
   ASSERT_EQ(word_.unlock(self_), UnlockStatus::kUnlocked);
@@ -652,8 +650,9 @@ TEST_F(MutexWordTest, TimedOutBlockingWaiterThatWasLastClearsTheContendedState) 
 }
 
 TEST_F(MutexWordTest, CancelledAsyncWaiterLeavesTheLockConsistent) {
+  const FairnessOverride fair(FairnessForTesting::kAlways);
   ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
-  RecordingWaiter waiter(kAsyncA, LongAgo());
+  RecordingWaiter waiter(kAsyncA);
   ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, waiter, false), AsyncStep::kQueued);
 
   ASSERT_TRUE(word_.cancel(waiter));

@@ -142,18 +142,37 @@ TEST(ParkingLotTest, UnparkOneWithNobodyQueuedStillRunsDecide) {
   EXPECT_FALSE(info.unparked);
 }
 
-TEST(ParkingLotTest, UnparkOneReportsHowLongTheWaiterHasWaited) {
+TEST(ParkingLotTest, UnparkOneIsFairAboutOncePerFairnessInterval) {
   alignas(4) std::int32_t word = 0;
-  // A waiter that says it started waiting an hour ago: `waited` must count from waiting_since(),
-  // not from the enqueue, or re-parking waiters would lose their place in the fairness policy.
-  RecordingWaiter waiter(/*thread=*/7, Clock::now() - 1h);
-  ASSERT_TRUE(parking_lot::enqueue(&word, waiter, [] { return true; }));
-
-  const UnparkInfo info = parking_lot::unpark_one(&word, [](const UnparkInfo&) { return 0; });
-
-  EXPECT_TRUE(info.unparked);
-  EXPECT_EQ(info.thread, 7);
-  EXPECT_GE(info.waited, 1h);
+  const auto unpark_is_fair = [&] {
+    RecordingWaiter waiter(/*thread=*/7);
+    EXPECT_TRUE(parking_lot::enqueue(&word, waiter, [] { return true; }));
+    bool fair = false;
+    const UnparkInfo info = parking_lot::unpark_one(&word, [&](const UnparkInfo& found) {
+      fair = found.be_fair;
+      return WakeToken{0};
+    });
+    EXPECT_TRUE(info.unparked);
+    EXPECT_EQ(info.thread, 7);
+    return fair;
+  };
+  // Once the timer is due, one unpark is fair and restarts it; those right after are not (the
+  // timer runs for at most kFairnessInterval, so this could only fail on a stall that long).
+  std::this_thread::sleep_for(2 * kFairnessInterval);
+  EXPECT_TRUE(unpark_is_fair());
+  int fair_in_a_row = 0;
+  while (unpark_is_fair()) ++fair_in_a_row;
+  EXPECT_LT(fair_in_a_row, 3);
+  std::this_thread::sleep_for(2 * kFairnessInterval);
+  EXPECT_TRUE(unpark_is_fair());
+  {
+    const testing::FairnessOverride never(parking_lot::FairnessForTesting::kNever);
+    std::this_thread::sleep_for(2 * kFairnessInterval);
+    EXPECT_FALSE(unpark_is_fair());
+  }
+  const testing::FairnessOverride always(parking_lot::FairnessForTesting::kAlways);
+  EXPECT_TRUE(unpark_is_fair());
+  EXPECT_TRUE(unpark_is_fair());
 }
 
 TEST(ParkingLotTest, UnparkSomeWakesAtMostCountInArrivalOrderWithTheToken) {

@@ -27,6 +27,20 @@
 
 namespace parklock::testing {
 
+// Pins the parking lot's fair hand-off policy for the lifetime of the scope (then the timer
+// rules again), so that a test of a hand-off or of barging does not depend on timing.
+class FairnessOverride {
+ public:
+  explicit FairnessOverride(parking_lot::FairnessForTesting fairness) noexcept {
+    parking_lot::set_fairness_for_testing(fairness);
+  }
+  ~FairnessOverride() {
+    parking_lot::set_fairness_for_testing(parking_lot::FairnessForTesting::kTimer);
+  }
+  FairnessOverride(const FairnessOverride&) = delete;
+  FairnessOverride& operator=(const FairnessOverride&) = delete;
+};
+
 // Runs `f` with `interrupt` (null: none) as the calling thread's interrupt, as the binding runs
 // every blocking call of a Node thread.
 template <typename F>
