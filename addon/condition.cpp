@@ -21,6 +21,8 @@ ConditionWord::WaitStatus after_relock(LockStatus locked, ConditionWord::WaitSta
       return ConditionWord::WaitStatus::kInterrupted;
     case LockStatus::kAlreadyHeld:
       return ConditionWord::WaitStatus::kAlreadyHeld;
+    case LockStatus::kDeadlock:
+      return ConditionWord::WaitStatus::kDeadlock;
     case LockStatus::kTimedOut:  // no deadline is passed
     case LockStatus::kCorrupt:
       break;
@@ -47,9 +49,7 @@ ConditionWord::WaitStatus ConditionWord::wait(MutexWord mutex, ThreadId self, De
   // While this thread sleeps here, the mutex can only come to name it through one of its own
   // asynchronous locks, which cannot run until this wait returns: re-acquiring would never
   // succeed, so the wait watches for that (self_deadlock_watch.h) and reports it.
-  const auto held_by_this_thread = [&] {
-    return mutex.is_locked() && mutex.owner_thread() == self;
-  };
+  const LockIdentity lock = MutexWord::identity(mutex.address());
   const auto abandon = [&](WakeToken token) { abandon_wake(mutex, self, token); };
   const auto left = [this](bool queue_empty) { on_waiter_left(queue_empty); };
   const parking_lot::Grant on_leave{nullptr, left};
@@ -62,7 +62,8 @@ ConditionWord::WaitStatus ConditionWord::wait(MutexWord mutex, ThreadId self, De
     mark_may_have_waiters();
     return true;
   };
-  const LockPark parked = park_for_lock(address(), queue, options, held_by_this_thread, abandon);
+  const LockPark parked =
+      park_for_lock(address(), queue, options, self, lock, Waiting::kWithTheLockReleased, abandon);
   if (!released) {
     // The mutex word was corrupted under us; leave the queue if still in it.
     return WaitStatus::kCorrupt;

@@ -46,13 +46,15 @@ class ConditionWord {
   // kOwnerDied: the mutex was re-acquired, but its previous owner had ended holding it (whether
   // the wait was notified or timed out then matters less than repairing what the mutex guards).
   // kAlreadyHeld: re-acquiring would deadlock, because an asynchronous lock of this very thread
-  // was handed the mutex while the thread was blocked here.
+  // was handed the mutex while the thread was blocked here. kDeadlock: re-acquiring closed a
+  // cycle of blocked threads (waits_for.h).
   enum class WaitStatus {
     kNotified,
     kTimedOut,
     kOwnerDied,
     kInterrupted,
     kAlreadyHeld,
+    kDeadlock,
     kNotOwner,
     kCorrupt
   };

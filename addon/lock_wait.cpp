@@ -3,14 +3,18 @@
 namespace parklock {
 
 LockPark park_for_lock(const void* key, FunctionRef<bool()> validate,
-                       const parking_lot::ParkOptions& options,
-                       FunctionRef<bool()> held_by_this_thread,
+                       const parking_lot::ParkOptions& options, ThreadId self,
+                       const LockIdentity& lock, Waiting waiting,
                        FunctionRef<void(WakeToken)> abandon) {
   const Interrupt* outer = current_interrupt();
+  WaitsForWatch waits_for(self, lock);
   bool stop_requested = false;
+  bool deadlock = false;
   const auto poll = [&] {
     stop_requested = outer->requested();
-    return stop_requested || held_by_this_thread();
+    if (stop_requested || lock.owner(lock.address) == self) return true;
+    deadlock = waiting == Waiting::kForTheLock && waits_for.poll();
+    return deadlock;
   };
   const Interrupt watch{outer != nullptr ? outer->poll_interval : Clock::duration{}, poll};
   ParkResult parked;
@@ -24,12 +28,15 @@ LockPark park_for_lock(const void* key, FunctionRef<bool()> validate,
     case ParkResult::Status::kTimedOut:
       return {false, LockStatus::kTimedOut};
     case ParkResult::Status::kInterrupted:
-      return {false, stop_requested ? LockStatus::kInterrupted : LockStatus::kAlreadyHeld};
+      if (stop_requested) return {false, LockStatus::kInterrupted};
+      return {false, deadlock ? LockStatus::kDeadlock : LockStatus::kAlreadyHeld};
     case ParkResult::Status::kUnparked:
       break;
   }
   // Woken while the watch fired: only a real stop gives the wake-up away; a lock handed to this
-  // very waiter (which is what the watch saw) is simply taken.
+  // very waiter (which is what the watch saw) is simply taken, and a deadlock seen in the same
+  // instant is over, since this thread proceeds.
+  if (deadlock) take_deadlock_cycle();
   if (parked.interrupted && stop_requested) {
     abandon(parked.token);
     return {false, LockStatus::kInterrupted};

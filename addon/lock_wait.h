@@ -1,6 +1,6 @@
 // What the locks that record their owner (the mutex, the RWLock) share on their slow paths: the
 // vocabulary of a lock attempt, and parking for the lock while watching for a self-deadlock that
-// cannot be refused up front.
+// cannot be refused up front, or a deadlock with other threads (waits_for.h).
 //
 // A thread that blocks on a lock while one of its own asynchronous waits is queued on the same
 // lock can be handed the lock through that waiter, which cannot run while the thread is blocked:
@@ -22,14 +22,25 @@
 #include "interrupt.h"
 #include "owner_death.h"
 #include "parking_lot.h"
+#include "waits_for.h"
 
 namespace parklock {
 
 // How a blocking acquisition ended. kOwnerDied: acquired, and the previous owner had ended
 // holding the lock (owner_death.h). kInterrupted: the thread's interrupt (interrupt.h) was
 // requested. kAlreadyHeld: the calling thread holds it (or one of its asynchronous waits was
-// handed it while the thread blocked here).
-enum class LockStatus { kAcquired, kOwnerDied, kTimedOut, kInterrupted, kAlreadyHeld, kCorrupt };
+// handed it while the thread blocked here). kDeadlock: the thread was part of a cycle of threads
+// each blocked waiting for a lock the next one holds, and is the one that gives up (waits_for.h;
+// take_deadlock_cycle() says which).
+enum class LockStatus {
+  kAcquired,
+  kOwnerDied,
+  kTimedOut,
+  kInterrupted,
+  kAlreadyHeld,
+  kDeadlock,
+  kCorrupt
+};
 
 // What one step of a thread that does not hold the lock did with the word it read: acquired it,
 // lost a race (read the word again), announced itself as a waiter, or found a corrupt word.
@@ -58,12 +69,17 @@ struct LockPark {
   WakeToken token = 0;
 };
 
-// Parks on `key` as parking_lot::park() does, watching `held_by_this_thread`. A token received
-// while the thread is being stopped is handed to `abandon` (which passes it on) and reported as
-// kInterrupted.
+// How a park relates to `lock`: waiting for it (published in the waits-for graph, waits_for.h),
+// or waiting for something else with the lock released (a condition variable's wait for a
+// notification), where only a self-deadlock is watched for.
+enum class Waiting { kForTheLock, kWithTheLockReleased };
+
+// Parks `self` on `key` as parking_lot::park() does, watching `lock`'s owner for a self-deadlock
+// and, if `waiting` for it, for a deadlock with other threads. A token received while the thread
+// is being stopped is handed to `abandon` (which passes it on) and reported as kInterrupted.
 LockPark park_for_lock(const void* key, FunctionRef<bool()> validate,
-                       const parking_lot::ParkOptions& options,
-                       FunctionRef<bool()> held_by_this_thread,
+                       const parking_lot::ParkOptions& options, ThreadId self,
+                       const LockIdentity& lock, Waiting waiting,
                        FunctionRef<void(WakeToken)> abandon);
 
 }  // namespace parklock

@@ -103,10 +103,9 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, boo
                                            ThreadId* ended_owner) {
   const Clock::time_point since = Clock::now();
   // A lock handed to one of this thread's own asynchronous waits while it blocks here would
-  // never be released: the blocked wait watches for that and reports a deadlock.
-  const auto held_by_this_thread = [&] {
-    return owner_of(word().load(std::memory_order_relaxed)) == self;
-  };
+  // never be released, and neither would a lock in a cycle of blocked threads: the blocked wait
+  // watches for both (lock_wait.h) and reports a deadlock.
+  const LockIdentity lock = identity(address());
   const auto must_wait = [this] {
     return state_of(word().load(std::memory_order_relaxed)) == kLockedParked;
   };
@@ -141,7 +140,7 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, boo
     if (deadline.expired()) return LockStatus::kTimedOut;
 
     const LockPark parked =
-        park_for_lock(address(), must_wait, options, held_by_this_thread, abandon);
+        park_for_lock(address(), must_wait, options, self, lock, Waiting::kForTheLock, abandon);
     if (parked.retry) continue;
     if (parked.status) return *parked.status;
     if (grant_of(parked.token) == kHandedOff) return handed_over(parked.token, ended_owner);
@@ -150,6 +149,16 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, boo
     must_mark_parked = parked.token == kReleasedWithMoreWaiters;
     spins = 0;
   }
+}
+
+LockIdentity MutexWord::identity(const void* address) noexcept {
+  const auto owner = [](const void* word) {
+    const std::int32_t seen =
+        atomic_ref<const std::int32_t>(*static_cast<const std::int32_t*>(word))
+            .load(std::memory_order_relaxed);
+    return seen == kUnlocked ? kNoThread : owner_of(seen);
+  };
+  return {"mutex", address, owner};
 }
 
 void MutexWord::on_waiter_left(bool queue_empty) noexcept {

@@ -164,6 +164,9 @@ class MutexWord {
   void on_waiter_left(bool queue_empty) noexcept;
 
   bool is_locked() const noexcept { return word().load(std::memory_order_relaxed) != kUnlocked; }
+  // The mutex at `address` as the waits-for graph sees it (waits_for.h).
+  static LockIdentity identity(const void* address) noexcept;
+
   ThreadId owner_thread() const noexcept {
     return owner_of(word().load(std::memory_order_relaxed));
   }

@@ -46,8 +46,9 @@ RwLockWords::LockStatus RwLockWords::acquire_loop(Mode mode, ThreadId self, Dead
                                                   const parking_lot::ParkOptions& options,
                                                   ThreadId* ended_owner) {
   // A write lock granted to one of this thread's own asynchronous waits while it blocks here
-  // would never be released: the blocked wait watches for that and reports a deadlock.
-  const auto held_by_this_thread = [&] { return holds_write_lock(self); };
+  // would never be released, and neither would a lock in a cycle of blocked threads: the blocked
+  // wait watches for both (lock_wait.h) and reports a deadlock.
+  const LockIdentity lock = identity(address());
   const auto abandon = [&](WakeToken token) { abandon_wake(self, token); };
   const auto must_wait = [this] { return this->must_wait(); };
   int spins = 0;
@@ -70,7 +71,7 @@ RwLockWords::LockStatus RwLockWords::acquire_loop(Mode mode, ThreadId self, Dead
       return LockStatus::kTimedOut;
     }
     const LockPark parked =
-        park_for_lock(address(), must_wait, options, held_by_this_thread, abandon);
+        park_for_lock(address(), must_wait, options, self, lock, Waiting::kForTheLock, abandon);
     if (parked.retry) continue;
     if (parked.status) return *parked.status;
     // Every wake-up is a grant in the requested mode: the state already counts this thread.
@@ -279,6 +280,16 @@ void RwLockWords::abandon_wake(ThreadId self, WakeToken token) noexcept {
     default:
       return;
   }
+}
+
+LockIdentity RwLockWords::identity(const void* address) noexcept {
+  const auto writer = [](const void* state_word) {
+    const RwLockWords words(
+        const_cast<std::int32_t*>(static_cast<const std::int32_t*>(state_word)));
+    return (words.state().load(std::memory_order_relaxed) & kWriter) != 0 ? words.writer()
+                                                                          : kNoThread;
+  };
+  return {"rwlock", address, writer};
 }
 
 bool RwLockWords::cancel(Waiter& waiter) noexcept {

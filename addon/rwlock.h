@@ -238,6 +238,9 @@ class RwLockWords {
     return readers_of(state().load(std::memory_order_relaxed));
   }
   ThreadId writer() const noexcept { return owner().load(std::memory_order_relaxed); }
+  // The lock whose state word is at `address`, as the waits-for graph sees it (waits_for.h): its
+  // owner is the writer; readers are counted, not named, so a read-held lock has none.
+  static LockIdentity identity(const void* address) noexcept;
   const void* address() const noexcept { return words_ + kStateIndex; }
 
  private:
