@@ -7,6 +7,8 @@
 
 namespace parklock {
 
+const WaitSite BarrierWord::kWaitSite{"barrier", &futex::word_of, nullptr, nullptr};
+
 BarrierWord::Arrival BarrierWord::arrive() noexcept {
   const std::int32_t parties = this->parties();
   if (parties == 0) return {ArriveStatus::kUninitialized, 0};
@@ -30,7 +32,7 @@ BarrierWord::WaitStatus BarrierWord::wait_for_generation(Generation generation,
   for (;;) {
     const std::int32_t seen = state_value();
     if (generation_of(seen) != generation) return WaitStatus::kPassed;
-    switch (futex::wait(address(), seen, deadline)) {
+    switch (futex::wait(address(), seen, deadline, &kWaitSite)) {
       case futex::WaitStatus::kWoken:
       case futex::WaitStatus::kNotEqual:
         continue;  // completed, or someone else arrived or left: the load decides

@@ -131,6 +131,8 @@ class BarrierWord {
   std::int32_t state_value() const noexcept { return state().load(std::memory_order_acquire); }
   // Where waiters park: the state word.
   const std::int32_t* address() const noexcept { return words_ + kStateIndex; }
+  // The site of barrier waiters, on the futex keys of the state word (parking_lot.h).
+  static const WaitSite kWaitSite;
 
  private:
   atomic_ref<std::int32_t> state() const noexcept {

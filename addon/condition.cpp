@@ -4,6 +4,8 @@
 
 namespace parklock {
 
+const WaitSite ConditionWord::kWaitSite{"condition", &key_is_address, nullptr, nullptr};
+
 namespace {
 
 // What a wait that timed out re-locks with: no token from anyone.
@@ -49,7 +51,7 @@ ConditionWord::WaitStatus ConditionWord::wait(MutexWord mutex, ThreadId self, De
   // While this thread sleeps here, the mutex can only come to name it through one of its own
   // asynchronous locks, which cannot run until this wait returns: re-acquiring would never
   // succeed, so the wait watches for that (self_deadlock_watch.h) and reports it.
-  const LockIdentity lock = MutexWord::identity(mutex.address());
+  const LockIdentity lock{MutexWord::kWaitSite.kind, mutex.address(), MutexWord::kWaitSite.holder};
   const auto abandon = [&](WakeToken token) { abandon_wake(mutex, self, token); };
   const auto left = [this](bool queue_empty) { on_waiter_left(queue_empty); };
   const parking_lot::Grant on_leave{nullptr, left};
@@ -57,6 +59,7 @@ ConditionWord::WaitStatus ConditionWord::wait(MutexWord mutex, ThreadId self, De
   options.deadline = deadline;
   options.before_sleep = &release_mutex;
   options.request = request_for(mutex);
+  options.site = &kWaitSite;
   options.on_leave = &on_leave;
   const auto queue = [this] {
     mark_may_have_waiters();
@@ -109,7 +112,7 @@ std::size_t ConditionWord::notify_all() noexcept {
           word().store(kNoWaiters, std::memory_order_relaxed);
           // Requeued waiters are woken by the holder's unlock, so there must be a holder who
           // knows there are waiters; with the mutex free, everyone is woken to compete instead.
-          return {mutex.mark_parked_if_locked(), kNotified, &MutexWord::recover_from_ended_owner};
+          return {mutex.mark_parked_if_locked(), kNotified, &MutexWord::kWaitSite};
         },
         // Waiters that named another mutex (a misuse, but not ours to break) are woken instead.
         [&](std::int64_t request) { return request == *mutex_address; });
@@ -120,10 +123,13 @@ std::size_t ConditionWord::notify_all() noexcept {
 }
 
 void ConditionWord::enqueue(Waiter& waiter) {
-  parking_lot::enqueue(address(), waiter, [this] {
-    mark_may_have_waiters();
-    return true;
-  });
+  parking_lot::enqueue(
+      address(), waiter,
+      [this] {
+        mark_may_have_waiters();
+        return true;
+      },
+      &kWaitSite);
 }
 
 bool ConditionWord::cancel(Waiter& waiter, MutexWord mutex) noexcept {

@@ -86,6 +86,8 @@ class ConditionWord {
   void abandon_wake(MutexWord mutex, ThreadId self, WakeToken token) noexcept;
 
   const void* address() const noexcept { return word_; }
+  // The site of condition waiters (parking_lot.h).
+  static const WaitSite kWaitSite;
   // The request() a waiter with this mutex declares.
   static std::int64_t request_for(MutexWord mutex) noexcept {
     return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(mutex.address()));

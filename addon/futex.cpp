@@ -14,9 +14,19 @@ bool holds(const std::int32_t* word, std::int32_t expected) {
 
 }  // namespace
 
-WaitStatus wait(const std::int32_t* word, std::int32_t expected, Deadline deadline) {
+const void* word_of(const void* key) noexcept {
+  return static_cast<const char*>(key) - 1;
+}
+
+const WaitSite kWaitSite{"futex", &word_of, nullptr, nullptr};
+
+WaitStatus wait(const std::int32_t* word, std::int32_t expected, Deadline deadline,
+                const WaitSite* site) {
+  parking_lot::ParkOptions options;
+  options.deadline = deadline;
+  options.site = site;
   const ParkResult parked = parking_lot::park(
-      key(word), [&] { return holds(word, expected); }, deadline);
+      key(word), [&] { return holds(word, expected); }, options);
   switch (parked.status) {
     case ParkResult::Status::kInvalid:
       return WaitStatus::kNotEqual;
@@ -34,8 +44,10 @@ WaitStatus wait(const std::int32_t* word, std::int32_t expected, Deadline deadli
   return WaitStatus::kWoken;
 }
 
-bool enqueue_if_equal(const std::int32_t* word, std::int32_t expected, Waiter& waiter) {
-  return parking_lot::enqueue(key(word), waiter, [&] { return holds(word, expected); });
+bool enqueue_if_equal(const std::int32_t* word, std::int32_t expected, Waiter& waiter,
+                      const WaitSite* site) {
+  return parking_lot::enqueue(
+      key(word), waiter, [&] { return holds(word, expected); }, site);
 }
 
 std::size_t notify(const std::int32_t* word, std::size_t count) {

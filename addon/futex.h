@@ -30,11 +30,19 @@ inline const void* key(const std::int32_t* word) noexcept {
 // The token notify() wakes a waiter with.
 inline constexpr WakeToken kNotified = 5 * kTokenSpaceSize;
 
+// The primitive's word for a futex key: WaitSite::address of every site on futex keys.
+const void* word_of(const void* key) noexcept;
+
+// The site of bare futex waiters. A primitive built on the futex (the latch, the barrier) names
+// its own, with word_of as its address, so that diagnostics show what the waiter waits in.
+extern const WaitSite kWaitSite;
+
 WaitStatus wait(const std::int32_t* word, std::int32_t expected,
-                Deadline deadline = Deadline::never());
+                Deadline deadline = Deadline::never(), const WaitSite* site = &kWaitSite);
 
 // Queues an asynchronous waiter if the word holds `expected`; false (not queued) otherwise.
-bool enqueue_if_equal(const std::int32_t* word, std::int32_t expected, Waiter& waiter);
+bool enqueue_if_equal(const std::int32_t* word, std::int32_t expected, Waiter& waiter,
+                      const WaitSite* site = &kWaitSite);
 
 // Wakes up to `count` waiters of `word`; returns how many.
 std::size_t notify(const std::int32_t* word, std::size_t count);

@@ -6,6 +6,8 @@
 
 namespace parklock {
 
+const WaitSite LatchWord::kWaitSite{"latch", &futex::word_of, nullptr, nullptr};
+
 LatchWord::CountDownResult LatchWord::count_down(std::int32_t n) noexcept {
   std::int32_t seen = word().load(std::memory_order_relaxed);
   if (n < 1) return {CountDownStatus::kNotPositive, seen};
@@ -30,7 +32,7 @@ LatchWord::WaitStatus LatchWord::wait(Deadline deadline) const {
     const std::int32_t seen = count();
     if (seen == 0) return WaitStatus::kReleased;
     if (seen < 0) return WaitStatus::kCorrupt;
-    switch (futex::wait(word_, seen, deadline)) {
+    switch (futex::wait(word_, seen, deadline, &kWaitSite)) {
       case futex::WaitStatus::kWoken:
       case futex::WaitStatus::kNotEqual:
         continue;  // released, or merely counted down: the load decides

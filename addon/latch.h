@@ -80,6 +80,8 @@ class LatchWord {
   std::int32_t count() const noexcept { return word().load(std::memory_order_acquire); }
   bool try_wait() const noexcept { return count() == 0; }
   const void* address() const noexcept { return word_; }
+  // The site of latch waiters, on the futex keys of the count word (parking_lot.h).
+  static const WaitSite kWaitSite;
 
  private:
   atomic_ref<std::int32_t> word() const noexcept { return atomic_ref<std::int32_t>(*word_); }

@@ -105,7 +105,7 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, boo
   // A lock handed to one of this thread's own asynchronous waits while it blocks here would
   // never be released, and neither would a lock in a cycle of blocked threads: the blocked wait
   // watches for both (lock_wait.h) and reports a deadlock.
-  const LockIdentity lock = identity(address());
+  const LockIdentity lock{kWaitSite.kind, address(), kWaitSite.holder};
   const auto must_wait = [this] {
     return state_of(word().load(std::memory_order_relaxed)) == kLockedParked;
   };
@@ -115,7 +115,7 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, boo
   parking_lot::ParkOptions options;
   options.deadline = deadline;
   options.since = since;
-  options.recovery = &MutexWord::recover_from_ended_owner;
+  options.site = &kWaitSite;
   options.on_leave = &on_leave;
   int spins = 0;
   for (;;) {
@@ -151,14 +151,14 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, boo
   }
 }
 
-LockIdentity MutexWord::identity(const void* address) noexcept {
-  const auto owner = [](const void* word) {
-    const std::int32_t seen =
-        atomic_ref<const std::int32_t>(*static_cast<const std::int32_t*>(word))
-            .load(std::memory_order_relaxed);
-    return seen == kUnlocked ? kNoThread : owner_of(seen);
-  };
-  return {"mutex", address, owner};
+const WaitSite MutexWord::kWaitSite{"mutex", &key_is_address, &MutexWord::holder_at,
+                                    &MutexWord::recover_from_ended_owner};
+
+ThreadId MutexWord::holder_at(const void* address) noexcept {
+  const std::int32_t seen =
+      atomic_ref<const std::int32_t>(*static_cast<const std::int32_t*>(address))
+          .load(std::memory_order_relaxed);
+  return seen == kUnlocked ? kNoThread : owner_of(seen);
 }
 
 void MutexWord::on_waiter_left(bool queue_empty) noexcept {
@@ -223,7 +223,7 @@ MutexWord::AsyncStep MutexWord::lock_or_enqueue(ThreadId self, Waiter& waiter,
     const auto must_wait = [this] {
       return state_of(word().load(std::memory_order_relaxed)) == kLockedParked;
     };
-    if (parking_lot::enqueue(address(), waiter, must_wait, &MutexWord::recover_from_ended_owner)) {
+    if (parking_lot::enqueue(address(), waiter, must_wait, &kWaitSite)) {
       return AsyncStep::kQueued;
     }
   }

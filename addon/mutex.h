@@ -132,9 +132,15 @@ class MutexWord {
   // ended owner in `*ended_owner`). Never waits.
   bool take_from_ended_owner(ThreadId self, ThreadId* ended_owner) noexcept;
 
-  // The OwnerRecovery of mutex waiters: hands the mutex at `address`, if `ended` holds it, to its
-  // oldest waiter.
+  // The WaitSite::recover of mutex waiters: hands the mutex at `address`, if `ended` holds it, to
+  // its oldest waiter.
   static void recover_from_ended_owner(const void* address, ThreadId ended) noexcept;
+
+  // Who holds the mutex at `address` (kNoThread if nobody): WaitSite::holder.
+  static ThreadId holder_at(const void* address) noexcept;
+
+  // The site of mutex waiters (parking_lot.h).
+  static const WaitSite kWaitSite;
 
   // Marks the state contended if the mutex is held (true), so that its holder's unlock wakes the
   // waiters a condition variable is about to move onto it; false if it is unlocked (or corrupt).
@@ -164,9 +170,6 @@ class MutexWord {
   void on_waiter_left(bool queue_empty) noexcept;
 
   bool is_locked() const noexcept { return word().load(std::memory_order_relaxed) != kUnlocked; }
-  // The mutex at `address` as the waits-for graph sees it (waits_for.h).
-  static LockIdentity identity(const void* address) noexcept;
-
   ThreadId owner_thread() const noexcept {
     return owner_of(word().load(std::memory_order_relaxed));
   }

@@ -7,10 +7,10 @@ namespace parklock {
 
 void recover_locks_of_ended_thread(ThreadId ended) noexcept {
   // Collected first and acted on after: a recovery wakes waiters, which takes bucket locks.
-  std::vector<std::pair<const void*, OwnerRecovery>> queues;
+  std::vector<std::pair<const void*, const WaitSite*>> queues;
   parking_lot::for_each_recoverable(
-      [&](const void* address, OwnerRecovery recovery) { queues.emplace_back(address, recovery); });
-  for (auto [address, recovery] : queues) recovery(address, ended);
+      [&](const void* key, const WaitSite& site) { queues.emplace_back(key, &site); });
+  for (auto [key, site] : queues) site->recover(key, ended);
 }
 
 }  // namespace parklock

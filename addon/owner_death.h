@@ -12,7 +12,7 @@
 //     uncontended fast path does nothing extra.
 //   - At the end of a thread (end_thread()): waiters already queued behind it would otherwise
 //     sleep on. recover_locks_of_ended_thread() visits every address with waiters whose
-//     primitive registered an OwnerRecovery (parking_lot::for_each_recoverable) and lets it hand
+//     primitive can recover (WaitSite::recover, parking_lot::for_each_recoverable) and lets it hand
 //     the lock to its oldest waiter, with a wake-up token that carries the ended owner.
 #pragma once
 

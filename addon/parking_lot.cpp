@@ -22,9 +22,9 @@ class ParkingLotAccess {
     std::uint32_t random = 0;
   };
 
-  static void append(Bucket& bucket, const void* address, Waiter& waiter, OwnerRecovery recovery) {
+  static void append(Bucket& bucket, const void* address, Waiter& waiter, const WaitSite* site) {
     waiter.address_.store(address, std::memory_order_relaxed);
-    waiter.recovery_ = recovery;
+    waiter.site_ = site;
     waiter.next_ = nullptr;
     waiter.prev_ = bucket.tail;
     if (bucket.tail != nullptr) {
@@ -112,7 +112,7 @@ Bucket& bucket_for(const void* address) {
 class SyncWaiter final : public Waiter {
  public:
   SyncWaiter(Clock::time_point since, std::int64_t request)
-      : Waiter(current_thread_id(), since, request) {}
+      : Waiter(current_thread_id(), since, request, /*blocking=*/true) {}
 
   void on_unparked(WakeToken token) noexcept override {
     token_ = token;  // published by the parker's release store
@@ -155,11 +155,11 @@ void deliver_all(const Woken& woken) {
 namespace parking_lot {
 
 bool enqueue(const void* address, Waiter& waiter, FunctionRef<bool()> validate,
-             OwnerRecovery recovery) {
+             const WaitSite* site) {
   Bucket& bucket = bucket_for(address);
   std::lock_guard<std::mutex> guard(bucket.lock);
   if (!validate()) return false;
-  ParkingLotAccess::append(bucket, address, waiter, recovery);
+  ParkingLotAccess::append(bucket, address, waiter, site);
   return true;
 }
 
@@ -187,7 +187,7 @@ bool cancel(Waiter& waiter) {
 
 ParkResult park(const void* key, FunctionRef<bool()> validate, const ParkOptions& options) {
   SyncWaiter waiter(options.since, options.request);
-  if (!enqueue(key, waiter, validate, options.recovery)) return {ParkResult::Status::kInvalid};
+  if (!enqueue(key, waiter, validate, options.site)) return {ParkResult::Status::kInvalid};
   if (options.before_sleep != nullptr) (*options.before_sleep)();
 
   Deadline deadline = options.deadline;
@@ -302,7 +302,7 @@ RequeueResult requeue(const void* from, const void* to,
     Waiter* next = ParkingLotAccess::first_for(source, from, w);
     ParkingLotAccess::remove(source, *w);
     if (decision.move && movable(w->request())) {
-      ParkingLotAccess::append(target, to, *w, decision.recovery);
+      ParkingLotAccess::append(target, to, *w, decision.site);
       ++result.moved;
     } else {
       woken.push_back(w);
@@ -331,16 +331,31 @@ std::size_t queued_count(const void* address) {
   return n;
 }
 
-void for_each_recoverable(FunctionRef<void(const void* address, OwnerRecovery recovery)> visit) {
+void for_each_recoverable(FunctionRef<void(const void* address, const WaitSite& site)> visit) {
   for (Bucket& bucket : buckets()) {
     std::lock_guard<std::mutex> guard(bucket.lock);
     for (Waiter* w = ParkingLotAccess::head(bucket); w != nullptr; w = ParkingLotAccess::next(*w)) {
-      if (w->recovery() == nullptr) continue;
+      if (w->site() == nullptr || w->site()->recover == nullptr) continue;
       // Once per address: only the first waiter of each address is reported.
       if (ParkingLotAccess::first_for(bucket, w->address()) != w) continue;
-      visit(w->address(), w->recovery());
+      visit(w->address(), *w->site());
     }
   }
+}
+
+std::vector<QueuedWaiter> snapshot() {
+  std::vector<QueuedWaiter> waiters;
+  for (Bucket& bucket : buckets()) {
+    std::lock_guard<std::mutex> guard(bucket.lock);
+    for (Waiter* w = ParkingLotAccess::head(bucket); w != nullptr; w = ParkingLotAccess::next(*w)) {
+      const void* key = w->address();
+      const WaitSite* site = w->site();
+      waiters.push_back({key, site, site != nullptr ? site->address(key) : key,
+                         site != nullptr && site->holder != nullptr ? site->holder(key) : kNoThread,
+                         w->thread(), w->blocking(), w->waiting_since(), w->request()});
+    }
+  }
+  return waiters;
 }
 
 }  // namespace parking_lot

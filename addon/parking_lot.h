@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "deadline.h"
 #include "function_ref.h"
@@ -48,10 +49,26 @@ namespace parklock {
 using WakeToken = std::intptr_t;
 inline constexpr WakeToken kTokenSpaceSize = 16;
 
-// How a primitive whose lock records its owner hands the lock at `address` on when the thread
-// `ended` has ended holding it (owner_death.h). Waiters of such a primitive name it, so that the
-// end of a thread can find the queues that may be waiting for it. Runs with no bucket lock held.
-using OwnerRecovery = void (*)(const void* address, ThreadId ended) noexcept;
+// What a queue belongs to: one static object per primitive, which its waiters name while queued
+// (requeue() gives moved waiters the new queue's site).
+struct WaitSite {
+  // The primitive's name, for diagnostics ("mutex", "semaphore", ...).
+  const char* kind;
+  // The primitive's word for a key of its queues (keys are in each primitive's own key space).
+  const void* (*address)(const void* key) noexcept;
+  // For a lock that records its owner: who holds the lock at `key` now, or kNoThread. Null for
+  // primitives without an owner.
+  ThreadId (*holder)(const void* key) noexcept;
+  // For a lock that records its owner: hands the lock at `key` on when the thread `ended` has
+  // ended holding it (owner_death.h), so that the end of a thread can serve the queues waiting
+  // for it. Runs with no bucket lock held. Null for primitives without an owner.
+  void (*recover)(const void* key, ThreadId ended) noexcept;
+};
+
+// The address a key names, for the many primitives that key their queues by their word.
+inline const void* key_is_address(const void* key) noexcept {
+  return key;
+}
 
 class Waiter {
  public:
@@ -66,13 +83,16 @@ class Waiter {
   Clock::time_point waiting_since() const noexcept { return since_; }
   // What the waiter asks for, in the primitive's terms (permits, shared or exclusive, ...).
   std::int64_t request() const noexcept { return request_; }
-  // What recovers the lock it waits for if that lock's owner ends (may be null); changes only
-  // under the bucket locks.
-  OwnerRecovery recovery() const noexcept { return recovery_; }
+  // The primitive whose queue it is in (null for a bare waiter); changes only under the bucket
+  // locks.
+  const WaitSite* site() const noexcept { return site_; }
+  // A thread blocked in park(), as opposed to a callback (an asynchronous wait).
+  bool blocking() const noexcept { return blocking_; }
 
  protected:
-  Waiter(ThreadId thread, Clock::time_point since, std::int64_t request = 0) noexcept
-      : thread_(thread), since_(since), request_(request) {}
+  Waiter(ThreadId thread, Clock::time_point since, std::int64_t request = 0,
+         bool blocking = false) noexcept
+      : thread_(thread), since_(since), request_(request), blocking_(blocking) {}
   virtual ~Waiter() = default;
 
   // Called exactly once per dequeue by a waker, on the waker's thread, with no bucket lock held.
@@ -88,7 +108,8 @@ class Waiter {
   ThreadId thread_;
   Clock::time_point since_;
   std::int64_t request_;
-  OwnerRecovery recovery_ = nullptr;  // guarded by the bucket lock
+  bool blocking_;
+  const WaitSite* site_ = nullptr;  // guarded by the bucket lock
 };
 
 // What unpark_one found, as seen by `decide` under the bucket lock.
@@ -140,8 +161,8 @@ struct ParkOptions {
   const FunctionRef<void()>* before_sleep = nullptr;
   // What the waiter asks for (Waiter::request()).
   std::int64_t request = 0;
-  // Waiter::recovery().
-  OwnerRecovery recovery = nullptr;
+  // Waiter::site().
+  const WaitSite* site = nullptr;
   // Runs when the waiter leaves without a wake-up (timeout, interrupt), in the same critical
   // section as its removal.
   const Grant* on_leave = nullptr;
@@ -158,9 +179,9 @@ inline ParkResult park(const void* key, FunctionRef<bool()> validate, Deadline d
 }
 
 // Queues a waiter whose wake-up is a callback (an asynchronous wait) if `validate()` holds;
-// `recovery` is what it names as its Waiter::recovery() while queued there.
+// `site` is what it names as its Waiter::site() while queued there.
 bool enqueue(const void* key, Waiter& waiter, FunctionRef<bool()> validate,
-             OwnerRecovery recovery = nullptr);
+             const WaitSite* site = nullptr);
 
 // Removes a queued waiter and runs the Grant `on_leave_for(key)` names (null: none) in the same
 // critical section; `key` is where the waiter was found (requeue() may have moved it to another
@@ -180,9 +201,9 @@ std::size_t unpark_filter(const void* key, const Grant& grant);
 
 // What requeue() should do, decided under both bucket locks from how many wait on `from`.
 struct RequeueDecision {
-  bool move = false;                 // move the movable waiters to `to` rather than waking them
-  WakeToken token = 0;               // what every waiter that is not moved is woken with
-  OwnerRecovery recovery = nullptr;  // what the moved waiters name from then on
+  bool move = false;               // move the movable waiters to `to` rather than waking them
+  WakeToken token = 0;             // what every waiter that is not moved is woken with
+  const WaitSite* site = nullptr;  // what the moved waiters name from then on
 };
 
 struct RequeueResult {
@@ -206,10 +227,28 @@ void set_fairness_for_testing(FairnessForTesting fairness) noexcept;
 // How many waiters are queued for `key` (a snapshot: for tests and diagnostics).
 std::size_t queued_count(const void* key);
 
-// Calls `visit(key, recovery)` for every key that has a queued waiter naming an OwnerRecovery,
-// once per key and bucket, with that bucket's lock held: `visit` must only record what it is
-// given.
-void for_each_recoverable(FunctionRef<void(const void* key, OwnerRecovery recovery)> visit);
+// Calls `visit(key, site)` for every key that has a queued waiter whose site can recover its lock
+// from an ended owner, once per key and bucket, with that bucket's lock held: `visit` must only
+// record what it is given.
+void for_each_recoverable(FunctionRef<void(const void* key, const WaitSite& site)> visit);
+
+// One queued waiter as snapshot() saw it.
+struct QueuedWaiter {
+  const void* key;
+  const WaitSite* site;  // null for a bare waiter
+  const void* address;   // the primitive's word (site->address(key)), or the key
+  ThreadId holder;       // the lock's holder then (site->holder), or kNoThread
+  ThreadId thread;
+  bool blocking;
+  Clock::time_point since;
+  std::int64_t request;
+};
+
+// Every waiter queued anywhere, bucket by bucket, each bucket's waiters in queue order. Each
+// bucket is read under its lock (holders too, while the waiter keeps the primitive's memory
+// alive), so no waiter is listed twice or half-written; different buckets are read at slightly
+// different moments. Costs one uncontended lock per bucket: fine for a watchdog.
+std::vector<QueuedWaiter> snapshot();
 
 }  // namespace parking_lot
 }  // namespace parklock

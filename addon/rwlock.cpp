@@ -33,7 +33,7 @@ RwLockWords::LockStatus RwLockWords::acquire_slow(Mode mode, ThreadId self, Dead
   options.deadline = deadline;
   options.since = Clock::now();
   options.request = mode == Mode::kShared ? kSharedRequest : exclusive_request(self);
-  options.recovery = &RwLockWords::recover_from_ended_owner;
+  options.site = &kWaitSite;
   LockStatus status = LockStatus::kCorrupt;
   with_release_grant(0, kNoThread, [&](const parking_lot::Grant& on_leave) {
     options.on_leave = &on_leave;
@@ -48,7 +48,7 @@ RwLockWords::LockStatus RwLockWords::acquire_loop(Mode mode, ThreadId self, Dead
   // A write lock granted to one of this thread's own asynchronous waits while it blocks here
   // would never be released, and neither would a lock in a cycle of blocked threads: the blocked
   // wait watches for both (lock_wait.h) and reports a deadlock.
-  const LockIdentity lock = identity(address());
+  const LockIdentity lock{kWaitSite.kind, address(), kWaitSite.holder};
   const auto abandon = [&](WakeToken token) { abandon_wake(self, token); };
   const auto must_wait = [this] { return this->must_wait(); };
   int spins = 0;
@@ -247,8 +247,7 @@ RwLockWords::AsyncStep RwLockWords::lock_or_enqueue(Waiter& waiter, ThreadId* en
         break;
     }
     if (take_from_ended_owner(mode, waiter.thread(), ended_owner)) return AsyncStep::kOwnerDied;
-    if (parking_lot::enqueue(address(), waiter, must_wait,
-                             &RwLockWords::recover_from_ended_owner)) {
+    if (parking_lot::enqueue(address(), waiter, must_wait, &kWaitSite)) {
       return AsyncStep::kQueued;
     }
   }
@@ -282,14 +281,13 @@ void RwLockWords::abandon_wake(ThreadId self, WakeToken token) noexcept {
   }
 }
 
-LockIdentity RwLockWords::identity(const void* address) noexcept {
-  const auto writer = [](const void* state_word) {
-    const RwLockWords words(
-        const_cast<std::int32_t*>(static_cast<const std::int32_t*>(state_word)));
-    return (words.state().load(std::memory_order_relaxed) & kWriter) != 0 ? words.writer()
-                                                                          : kNoThread;
-  };
-  return {"rwlock", address, writer};
+const WaitSite RwLockWords::kWaitSite{"rwlock", &key_is_address, &RwLockWords::writer_at,
+                                      &RwLockWords::recover_from_ended_owner};
+
+ThreadId RwLockWords::writer_at(const void* address) noexcept {
+  const RwLockWords words(const_cast<std::int32_t*>(static_cast<const std::int32_t*>(address)));
+  return (words.state().load(std::memory_order_relaxed) & kWriter) != 0 ? words.writer()
+                                                                        : kNoThread;
 }
 
 bool RwLockWords::cancel(Waiter& waiter) noexcept {

@@ -219,8 +219,8 @@ class RwLockWords {
   // with the ended writer in `*ended_owner`). Never waits.
   bool take_from_ended_owner(Mode mode, ThreadId self, ThreadId* ended_owner) noexcept;
 
-  // The OwnerRecovery of RWLock waiters: `address` is the state word. If the thread `ended` holds
-  // the write lock there and waiters are parked, grants the lock to the oldest of them.
+  // The WaitSite::recover of RWLock waiters: `address` is the state word. If the thread `ended`
+  // holds the write lock there and waiters are parked, grants the lock to the oldest of them.
   static void recover_from_ended_owner(const void* address, ThreadId ended) noexcept;
 
   // Takes a queued asynchronous waiter out of the queue (false if its grant is already on its
@@ -238,9 +238,11 @@ class RwLockWords {
     return readers_of(state().load(std::memory_order_relaxed));
   }
   ThreadId writer() const noexcept { return owner().load(std::memory_order_relaxed); }
-  // The lock whose state word is at `address`, as the waits-for graph sees it (waits_for.h): its
-  // owner is the writer; readers are counted, not named, so a read-held lock has none.
-  static LockIdentity identity(const void* address) noexcept;
+  // Who holds the lock whose state word is at `address` (WaitSite::holder): the writer; readers
+  // are counted, not named, so a read-held lock has none.
+  static ThreadId writer_at(const void* address) noexcept;
+  // The site of RWLock waiters (parking_lot.h).
+  static const WaitSite kWaitSite;
   const void* address() const noexcept { return words_ + kStateIndex; }
 
  private:

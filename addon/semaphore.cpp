@@ -5,6 +5,8 @@
 
 namespace parklock {
 
+const WaitSite SemaphoreWord::kWaitSite{"semaphore", &key_is_address, nullptr, nullptr};
+
 SemaphoreWord::Claim SemaphoreWord::take_or_announce(std::int32_t n, bool may_queue) noexcept {
   std::int32_t seen = word().load(std::memory_order_relaxed);
   for (;;) {
@@ -103,6 +105,7 @@ SemaphoreWord::AcquireStatus SemaphoreWord::acquire_slow(std::int32_t n, Deadlin
   parking_lot::ParkOptions options;
   options.deadline = deadline;
   options.request = n;
+  options.site = &kWaitSite;
   ParkResult parked{ParkResult::Status::kInvalid};
   ReleaseStatus ignored = ReleaseStatus::kReleased;
   with_grant_step(0, &ignored, [&](const parking_lot::Grant& on_leave) {
@@ -148,10 +151,11 @@ SemaphoreWord::AsyncStep SemaphoreWord::acquire_or_enqueue(Waiter& waiter) {
   const std::int64_t request = waiter.request();
   if (!valid_count(request)) return AsyncStep::kBadCount;
   Claim claim = Claim::kWouldBlock;
-  if (parking_lot::enqueue(address(), waiter, [&] {
-        claim = take_or_announce(static_cast<std::int32_t>(request), true);
-        return claim == Claim::kQueue;
-      })) {
+  const auto take_or_queue = [&] {
+    claim = take_or_announce(static_cast<std::int32_t>(request), true);
+    return claim == Claim::kQueue;
+  };
+  if (parking_lot::enqueue(address(), waiter, take_or_queue, &kWaitSite)) {
     return AsyncStep::kQueued;
   }
   return claim == Claim::kTaken ? AsyncStep::kAcquired : AsyncStep::kCorrupt;

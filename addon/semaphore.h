@@ -147,6 +147,8 @@ class SemaphoreWord {
     return has_waiters(word().load(std::memory_order_relaxed));
   }
   const void* address() const noexcept { return word_; }
+  // The site of semaphore waiters (parking_lot.h).
+  static const WaitSite kWaitSite;
 
  private:
   atomic_ref<std::int32_t> word() const noexcept { return atomic_ref<std::int32_t>(*word_); }

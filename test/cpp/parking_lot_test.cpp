@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "atomic_ref.h"
+#include "futex.h"
+#include "mutex.h"
 #include "test_support.h"
 
 namespace parklock {
@@ -723,6 +725,66 @@ TEST(ParkingLotLeaveTest, UnparkFilterGrantsInOrderUntilTheFirstRefusal) {
   EXPECT_EQ(b.last_token(), 2);
   EXPECT_EQ(c.wake_count(), 0u);
   EXPECT_TRUE(parking_lot::cancel(c));
+}
+
+}  // namespace
+}  // namespace parklock
+
+namespace parklock {
+namespace {
+
+TEST(ParkingLotSnapshotTest, ListsEveryQueuedWaiterOnceWithItsSiteHolderAndKind) {
+  alignas(4) std::int32_t mutex_word = 0;
+  MutexWord mutex(&mutex_word);
+  const ThreadId self = current_thread_id();
+  ASSERT_EQ(mutex.lock(self), LockStatus::kAcquired);
+  testing::RecordingWaiter async_waiter(/*thread=*/12345);
+  ASSERT_EQ(mutex.lock_or_enqueue(12345, async_waiter, false), MutexWord::AsyncStep::kQueued);
+  testing::ThreadGroup threads;
+  std::atomic<ThreadId> blocked{kNoThread};
+  threads.Start([&] {
+    blocked = current_thread_id();
+    EXPECT_EQ(mutex.lock(blocked, Deadline::after_ms(testing::kHangGuardMs)),
+              LockStatus::kAcquired);
+    mutex.unlock(blocked);
+  });
+  ASSERT_TRUE(testing::WaitUntil([&] { return parking_lot::queued_count(&mutex_word) == 2; }));
+
+  std::vector<parking_lot::QueuedWaiter> mine;
+  for (const parking_lot::QueuedWaiter& w : parking_lot::snapshot()) {
+    if (w.address == &mutex_word) mine.push_back(w);
+  }
+  ASSERT_EQ(mine.size(), 2u);
+  EXPECT_EQ(mine[0].thread, 12345);
+  EXPECT_FALSE(mine[0].blocking);
+  EXPECT_EQ(mine[1].thread, blocked.load());
+  EXPECT_TRUE(mine[1].blocking);
+  for (const auto& w : mine) {
+    ASSERT_NE(w.site, nullptr);
+    EXPECT_STREQ(w.site->kind, "mutex");
+    EXPECT_EQ(w.holder, self);
+    EXPECT_LE(w.since, Clock::now());
+  }
+
+  ASSERT_TRUE(mutex.cancel(async_waiter));
+  mutex.unlock(self);
+  threads.JoinOrAbort();
+}
+
+TEST(ParkingLotSnapshotTest, FutexWaitersReportTheWordNotTheirKey) {
+  alignas(4) std::int32_t word = 0;
+  testing::RecordingWaiter waiter;
+  ASSERT_TRUE(futex::enqueue_if_equal(&word, 0, waiter));
+  bool found = false;
+  for (const parking_lot::QueuedWaiter& w : parking_lot::snapshot()) {
+    if (w.key != futex::key(&word)) continue;
+    found = true;
+    EXPECT_EQ(w.address, &word);
+    EXPECT_STREQ(w.site->kind, "futex");
+    EXPECT_EQ(w.holder, kNoThread);
+  }
+  EXPECT_TRUE(found);
+  EXPECT_TRUE(parking_lot::cancel(waiter));
 }
 
 }  // namespace
