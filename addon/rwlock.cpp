@@ -144,6 +144,27 @@ RwLockWords::UnlockStatus RwLockWords::release_exclusive_slow() noexcept {
   return UnlockStatus::kUnlocked;
 }
 
+RwLockWords::UnlockStatus RwLockWords::downgrade(ThreadId self) noexcept {
+  const std::int32_t seen = state().load(std::memory_order_relaxed);
+  if (owner().load(std::memory_order_relaxed) != self) {
+    return is_corrupt(seen) ? UnlockStatus::kCorrupt : UnlockStatus::kNotOwner;
+  }
+  if ((seen & kWriter) == 0 || is_corrupt(seen)) return UnlockStatus::kCorrupt;
+  // As for unlock: the owner word goes first. The state never shows a free lock on the way, so
+  // no writer can take it; and while the parked bit is set, no reader joins outside a grant.
+  owner().store(kNoThread, std::memory_order_relaxed);
+  std::int32_t expected = kWriter;
+  if (state().compare_exchange_strong(expected, kOneReader, std::memory_order_release,
+                                      std::memory_order_relaxed)) {
+    return UnlockStatus::kUnlocked;
+  }
+  // Parked: the write hold becomes one read hold in the grant step, which lets in the readers
+  // at the head of the queue. (Released is a negative amount here: the writer bit goes, a
+  // reader comes; the grant step's arithmetic is modulo 2^32.)
+  release_and_grant(kWriter - kOneReader);
+  return UnlockStatus::kUnlocked;
+}
+
 RwLockWords::UnlockStatus RwLockWords::unlock_shared_slow() noexcept {
   for (;;) {
     std::int32_t seen = state().load(std::memory_order_relaxed);

@@ -165,6 +165,11 @@ class RwLockWords {
   // writer bit is released, and the lock handed on if waiters are parked.
   UnlockStatus release_exclusive_slow() noexcept;
 
+  // Turns the write hold of `self` into one read hold, atomically: no writer can come between,
+  // and readers queued at the head (up to the first queued writer) are granted at once to read
+  // beside it. The caller then releases with unlock_shared().
+  UnlockStatus downgrade(ThreadId self) noexcept;
+
   // --- Shared (read) side ---
 
   bool try_lock_shared() noexcept {
@@ -270,7 +275,8 @@ class RwLockWords {
   LockStatus acquire_slow(Mode mode, ThreadId self, Deadline deadline, ThreadId* ended_owner);
   LockStatus acquire_loop(Mode mode, ThreadId self, Deadline deadline,
                           const parking_lot::ParkOptions& options, ThreadId* ended_owner);
-  // Under the bucket lock: gives back `released` (kWriter, kOneReader or 0) and grants the oldest
+  // Under the bucket lock: gives back `released` (kWriter, kOneReader, 0, or kWriter - kOneReader
+  // for a downgrade) and grants the oldest
   // waiters what is then grantable, keeping the parked bit exactly when waiters remain. With an
   // `ended` writer (whose owner word the caller has claimed), the first grant carries it, and if
   // nothing is granted the write hold stays, with the owner word naming `ended` again.

@@ -270,6 +270,42 @@ TEST(RwLockTest, AStreamOfOverlappingReadersCannotStarveAWriter) {
   EXPECT_EQ(writer_rounds.load(), kWriterRounds);
 }
 
+TEST_F(RwLockWordsTest, DowngradeWithoutWaitersLeavesOneReadHold) {
+  ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
+  ASSERT_EQ(lock_.downgrade(self_), UnlockStatus::kUnlocked);
+  EXPECT_EQ(state(), Readers(1));
+  EXPECT_EQ(owner(), 0);
+  EXPECT_FALSE(lock_.try_lock(self_)) << "read-held";
+  EXPECT_TRUE(lock_.try_lock_shared());
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  EXPECT_EQ(state(), 0);
+}
+
+TEST_F(RwLockWordsTest, DowngradeGrantsTheReadersAtTheHeadAndKeepsTheWriterWaiting) {
+  ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
+  GrantWaiter r1 = GrantWaiter::Shared(kAsyncA);
+  GrantWaiter r2 = GrantWaiter::Shared(kAsyncB);
+  GrantWaiter w3 = GrantWaiter::Exclusive(kAsyncC);
+  for (GrantWaiter* waiter : {&r1, &r2, &w3}) {
+    ASSERT_EQ(lock_.lock_or_enqueue(*waiter), AsyncStep::kQueued);
+  }
+  ASSERT_EQ(lock_.downgrade(self_), UnlockStatus::kUnlocked);
+  ASSERT_TRUE(r1.WaitForWakes(1));
+  ASSERT_TRUE(r2.WaitForWakes(1));
+  EXPECT_EQ(state(), Readers(3) | kP) << "this thread's read hold and the two granted";
+  EXPECT_EQ(owner(), 0);
+  EXPECT_TRUE(w3.tokens().empty());
+
+  EXPECT_EQ(lock_.downgrade(self_), UnlockStatus::kNotOwner) << "no longer the writer";
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ASSERT_TRUE(w3.WaitForWakes(1));
+  EXPECT_EQ(w3.tokens(), std::vector<WakeToken>{RwLockWords::kGrantedExclusive});
+  EXPECT_EQ(owner(), kAsyncC);
+  ASSERT_EQ(lock_.unlock(kAsyncC), UnlockStatus::kUnlocked);
+  EXPECT_EQ(state(), 0);
+}
+
 TEST_F(RwLockWordsTest, AReleaseGrantsTheReadersAtTheHeadUpToTheFirstWriter) {
   ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
   GrantWaiter r1 = GrantWaiter::Shared(kAsyncA);
