@@ -29,6 +29,20 @@ export interface Guard {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/**
+ * Returned by Semaphore#acquirePermits() and friends: releases its permits (exactly `permits` of
+ * them) once; `using permits = semaphore.acquirePermits(2)` works where `using` is supported.
+ */
+export interface Permits {
+  /** Releases the permits; later calls do nothing. */
+  release(): void;
+  /** How many permits this guard holds (or held). */
+  readonly permits: number;
+  readonly released: boolean;
+  [Symbol.dispose](): void;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
 /** Rejection reason of a wait that timed out; `code` is 'ERR_PARKLOCK_TIMEOUT'. */
 export class TimeoutError extends Error {
   readonly name: 'TimeoutError';
@@ -77,6 +91,19 @@ export class Mutex implements SharedLocation {
    * If the previous owner ended holding the mutex, fn is not run: rejects with OwnerDiedError.
    */
   executeLocked<T>(fn: () => T | PromiseLike<T>, options?: AsyncWaitOptions): Promise<Awaited<T>>;
+  /**
+   * Resolves once the mutex is unlocked (at once if it is now), without keeping it: it takes its
+   * turn in the FIFO queue like lockAsync() and unlocks as soon as it is handed the mutex.
+   * Rejects as lockAsync() does: TimeoutError, `signal.reason`, or OwnerDiedError (holding the
+   * mutex, for the caller to repair and unlock).
+   */
+  waitForUnlock(options?: AsyncWaitOptions): Promise<void>;
+  /**
+   * Rejects every Promise wait that this thread started through this object and that is still
+   * pending, with `reason` (default: an Error with code 'ERR_PARKLOCK_CANCELLED'); nothing stays
+   * queued. Returns how many waits it cancelled.
+   */
+  cancelPendingWaits(reason?: unknown): number;
   readonly isLocked: boolean;
   readonly isHeldByCurrentThread: boolean;
 }
@@ -114,6 +141,8 @@ export class Condition implements SharedLocation {
   wait(mutex: Mutex, timeoutMs?: number): boolean;
   /** Resolves true if notified, false on timeout; rejects with signal.reason on abort. */
   waitAsync(mutex: Mutex, options?: AsyncWaitOptions): Promise<boolean>;
+  /** As Mutex#cancelPendingWaits; a cancelled wait rejects once it holds the mutex again. */
+  cancelPendingWaits(reason?: unknown): number;
   /** -> number of waiters woken (0 or 1). */
   notifyOne(): number;
   /** -> number of waiters woken or moved onto the mutex. */
@@ -142,6 +171,8 @@ export class Latch implements SharedLocation {
   wait(timeoutMs?: number): boolean;
   /** Resolves true when the count is 0, false on timeout; rejects with `signal.reason` on abort. */
   waitAsync(options?: AsyncWaitOptions): Promise<boolean>;
+  /** As Mutex#cancelPendingWaits. */
+  cancelPendingWaits(reason?: unknown): number;
   /** Whether the count is 0 now; never waits. */
   tryWait(): boolean;
 }
@@ -169,6 +200,8 @@ export class Barrier implements SharedLocation {
   wait(timeoutMs?: number): boolean;
   /** As wait(), never blocking; rejects with TimeoutError or `signal.reason` (withdrawing the arrival). */
   waitAsync(options?: AsyncWaitOptions): Promise<boolean>;
+  /** As Mutex#cancelPendingWaits; a cancelled wait withdraws its arrival (as an abort does). */
+  cancelPendingWaits(reason?: unknown): number;
 }
 
 /**
@@ -199,6 +232,23 @@ export class Semaphore implements SharedLocation {
   acquireAsync(n?: number, options?: AsyncWaitOptions): Promise<void>;
   /** Returns `n` permits. RangeError if the available permits would exceed MAX_PERMITS. */
   release(n?: number): void;
+  /** acquire(n), returning a guard that releases the `n` permits once. */
+  acquirePermits(n?: number): Permits;
+  /** tryAcquire(n, timeoutMs), returning a guard if the permits were taken, null otherwise. */
+  tryAcquirePermits(n?: number, timeoutMs?: number): Permits | null;
+  /** acquireAsync(n, options), resolving to a guard that releases the `n` permits once. */
+  acquirePermitsAsync(n?: number, options?: AsyncWaitOptions): Promise<Permits>;
+  /**
+   * Acquires `n` (default 1) permits asynchronously, runs fn, always releases them; returns fn's
+   * result or rethrows its error. fn does not run if the permits are not acquired.
+   */
+  executeLocked<T>(fn: () => T | PromiseLike<T>, n?: number, options?: AsyncWaitOptions): Promise<Awaited<T>>;
+  /**
+   * Rejects every Promise wait that this thread started through this object and that is still
+   * pending, with `reason` (default: an Error with code 'ERR_PARKLOCK_CANCELLED'); nothing stays
+   * queued. Returns how many waits it cancelled.
+   */
+  cancelPendingWaits(reason?: unknown): number;
   /** Permits available now (not counting those already granted to waiters). */
   readonly available: number;
 }
@@ -254,6 +304,20 @@ export class RWLock implements SharedLocation {
   lockSharedAsync(options?: AsyncWaitOptions): Promise<Guard>;
   /** Releases one read hold; ERR_PARKLOCK_NOT_OWNER if no reader holds the lock. */
   unlockShared(): void;
+  /**
+   * Takes the write lock asynchronously, runs fn, always unlocks; returns fn's result or rethrows
+   * its error. If the previous writer ended holding the lock, fn is not run: rejects with
+   * OwnerDiedError (holding the write lock).
+   */
+  executeLocked<T>(fn: () => T | PromiseLike<T>, options?: AsyncWaitOptions): Promise<Awaited<T>>;
+  /** The same with a read lock (an OwnerDiedError's guard then holds a read lock). */
+  executeShared<T>(fn: () => T | PromiseLike<T>, options?: AsyncWaitOptions): Promise<Awaited<T>>;
+  /**
+   * Rejects every Promise wait that this thread started through this object and that is still
+   * pending, with `reason` (default: an Error with code 'ERR_PARKLOCK_CANCELLED'); nothing stays
+   * queued. Returns how many waits it cancelled.
+   */
+  cancelPendingWaits(reason?: unknown): number;
   /** Held by a writer or by at least one reader. */
   readonly isLocked: boolean;
   readonly isWriteLocked: boolean;

@@ -8,6 +8,8 @@ const { Semaphore } = require('./semaphore');
 const { RWLock } = require('./rwlock');
 const futex = require('./futex');
 const native = require('./native');
+// Methods built on the primitives' public ones (waitForUnlock, executeShared, cancelPendingWaits, ...).
+require('./conveniences');
 
 module.exports = {
   Mutex,

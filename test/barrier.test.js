@@ -351,3 +351,24 @@ describe('workers', () => {
     });
   }
 });
+
+describe('cancelPendingWaits', () => {
+  const { pendingWaitCount } = require('../lib/cancel_waits');
+
+  it('rejects a pending wait with the reason and withdraws its arrival', async () => {
+    const barrier = new Barrier(2);
+    const waiting = barrier.waitAsync();
+    await waitFor(() => queued(barrier) === 1, 'the wait to queue');
+    assert.deepEqual(stateOf(barrier), { generation: 0, arrived: 1 });
+    assert.equal(barrier.cancelPendingWaits(), 1);
+    await assert.rejects(withinLimit(waiting, 'the cancelled wait'), { code: 'ERR_PARKLOCK_CANCELLED' });
+    assert.deepEqual(stateOf(barrier), { generation: 0, arrived: 0 }, 'the arrival is withdrawn');
+    assertNoWaiters(barrier);
+    assert.equal(pendingWaitCount(barrier), 0);
+    // Still a barrier for two: both parties pass together.
+    const [a, b] = await withinLimit(Promise.all([barrier.waitAsync(), barrier.waitAsync()]), 'two parties');
+    assert.equal(a !== b, true, 'exactly one is the last to arrive');
+    assert.equal(pendingWaitCount(barrier), 0);
+    assertNoWaiters(barrier);
+  });
+});

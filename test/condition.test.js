@@ -263,3 +263,37 @@ describe('Condition with workers', () => {
     });
   }
 });
+
+describe('Condition#cancelPendingWaits', () => {
+  const { pendingWaitCount } = require('../lib/cancel_waits');
+
+  it('rejects the pending waits with the reason, each holding the mutex again', async () => {
+    const m = new Mutex();
+    const c = new Condition();
+    await m.lockAsync();
+    const waiting = c.waitAsync(m); // releases the mutex while it waits
+    assert.equal(m.isLocked, false);
+    assert.equal(queuedOn(c), 1);
+    const reason = new Error('cancelled');
+    assert.equal(c.cancelPendingWaits(reason), 1);
+    await assert.rejects(withinLimit(waiting, 'the cancelled wait'), (e) => e === reason);
+    assert.equal(m.isHeldByCurrentThread, true, 'the mutex is held again, as after an abort');
+    assert.equal(queuedOn(c), 0);
+    assert.equal(pendingWaitCount(c), 0);
+    assert.equal(c.notifyOne(), 0, 'nobody waits any more');
+    m.unlock();
+    assertClean(m);
+  });
+
+  it('rejects with ERR_PARKLOCK_CANCELLED by default and returns 0 when nothing waits', async () => {
+    const m = new Mutex();
+    const c = new Condition();
+    assert.equal(c.cancelPendingWaits(), 0);
+    await m.lockAsync();
+    const waiting = c.waitAsync(m, { timeout: 60_000 });
+    assert.equal(c.cancelPendingWaits(), 1);
+    await assert.rejects(waiting, { code: 'ERR_PARKLOCK_CANCELLED' });
+    m.unlock();
+    assertClean(m);
+  });
+});

@@ -296,3 +296,35 @@ describe('workers', () => {
     });
   }
 });
+
+describe('cancelPendingWaits', () => {
+  const { pendingWaitCount } = require('../lib/cancel_waits');
+
+  it('rejects the pending waits; the latch still opens for later waits, counted down by a worker', async () => {
+    const latch = new Latch(1);
+    const waits = [latch.waitAsync(), latch.waitAsync({ timeout: 60_000 }), latch.waitAsync({ signal: new AbortController().signal })];
+    await waitFor(() => queued(latch) === 3, 'the waits to queue');
+    const reason = new Error('cancelled');
+    assert.equal(latch.cancelPendingWaits(reason), 3);
+    for (const wait of waits) await assert.rejects(withinLimit(wait, 'a cancelled wait'), (e) => e === reason);
+    assertNoWaiters(latch);
+    assert.equal(pendingWaitCount(latch), 0);
+    assert.equal(latch.cancelPendingWaits(), 0);
+    const later = latch.waitAsync({ timeout: 60_000 });
+    const worker = new Worker(
+      "const { Latch } = require(process.argv[2]); new Latch(require('node:worker_threads').workerData).countDown();",
+      { eval: true, workerData: latch, argv: [require.resolve('../lib')] },
+    );
+    assert.equal(await withinLimit(later, 'the wait after the cancel'), true);
+    await withinLimit(new Promise((resolve) => worker.once('exit', resolve)), 'the worker');
+    assertNoWaiters(latch);
+    assert.equal(pendingWaitCount(latch), 0);
+  });
+
+  it('an open latch resolves at once and records nothing', async () => {
+    const latch = new Latch(0);
+    assert.equal(await latch.waitAsync(), true);
+    assert.equal(pendingWaitCount(latch), 0);
+    assert.equal(latch.cancelPendingWaits(), 0);
+  });
+});

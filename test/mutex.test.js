@@ -756,3 +756,212 @@ describe('corrupt word', () => {
     });
   }
 });
+
+describe('waitForUnlock', () => {
+  const { OwnerDiedError } = require('../lib');
+  const { pendingWaitCount } = require('../lib/cancel_waits');
+
+  it('resolves at once, taking nothing, when the mutex is unlocked', async () => {
+    const m = new Mutex();
+    assert.equal(await m.waitForUnlock(), undefined);
+    assert.equal(await m.waitForUnlock({ timeout: 0 }), undefined);
+    assertClean(m);
+  });
+
+  it('rejects bad options and an aborted signal, locked or not, taking nothing', async () => {
+    const m = new Mutex();
+    for (const locked of [false, true]) {
+      const holder = locked ? m.lock() : undefined;
+      await assert.rejects(m.waitForUnlock(null), TYPE_ERROR());
+      await assert.rejects(m.waitForUnlock({ timeout: -1 }), RANGE_ERROR);
+      await assert.rejects(m.waitForUnlock({ signal: {} }), TYPE_ERROR());
+      const reason = new Error('aborted before');
+      await assert.rejects(m.waitForUnlock({ signal: AbortSignal.abort(reason) }), (e) => e === reason);
+      assert.equal(queued(m), 0);
+      holder?.unlock();
+    }
+    await assert.rejects(Mutex.prototype.waitForUnlock.call({}), TYPE_ERROR());
+    assertClean(m);
+  });
+
+  it('resolves once a worker unlocks, without keeping the mutex', async () => {
+    const m = new Mutex();
+    const agent = await startAgent(m);
+    await agent.call('lock');
+    const waiting = m.waitForUnlock({ signal: testSignal() });
+    await waitFor(() => queued(m) === 1, 'the wait to queue');
+    assert.equal(await isSettled(waiting), false);
+    await agent.call('unlock');
+    assert.equal(await withinLimit(waiting, 'waitForUnlock'), undefined);
+    assert.equal(m.isLocked, false);
+    assert.equal(await agent.call('tryLock', { timeout: 0 }), true, 'the worker can take it again');
+    await agent.call('unlock');
+    assertClean(m);
+  });
+
+  it('takes its turn in the FIFO queue: a lockAsync queued before it gets the mutex first', async () => {
+    const m = new Mutex();
+    const agent = await startAgent(m);
+    await agent.call('lock');
+    const order = [];
+    const first = m.lockAsync({ signal: testSignal() }).then((guard) => {
+      order.push('lockAsync');
+      return guard;
+    });
+    const unlocked = m.waitForUnlock({ signal: testSignal() }).then(() => order.push('waitForUnlock'));
+    await waitFor(() => queued(m) === 2, 'both waits to queue');
+    await agent.call('unlock');
+    const guard = await withinLimit(first, 'the first lockAsync');
+    assert.equal(await isSettled(unlocked), false, 'still waiting while the lockAsync holds it');
+    guard.unlock();
+    await withinLimit(unlocked, 'waitForUnlock');
+    assert.deepEqual(order, ['lockAsync', 'waitForUnlock']);
+    assertClean(m);
+  });
+
+  it('rejects with TimeoutError or signal.reason, leaving the worker holding the mutex', async () => {
+    const m = new Mutex();
+    const agent = await startAgent(m);
+    await agent.call('lock');
+    await assert.rejects(m.waitForUnlock({ timeout: 10 }), { name: 'TimeoutError', code: 'ERR_PARKLOCK_TIMEOUT' });
+    const controller = new AbortController();
+    const waiting = m.waitForUnlock({ signal: controller.signal });
+    await waitFor(() => queued(m) === 1, 'the wait to queue');
+    const reason = new Error('stop waiting');
+    controller.abort(reason);
+    await assert.rejects(withinLimit(waiting, 'the aborted wait'), (e) => e === reason);
+    assert.equal(await agent.call('isHeld'), true);
+    assert.equal(queued(m), 0);
+    await agent.call('unlock');
+    assertClean(m);
+  });
+
+  it('on the thread that holds the mutex, waits like lockAsync until another task unlocks it', async () => {
+    const m = new Mutex();
+    const holder = await m.lockAsync();
+    const waiting = m.waitForUnlock({ signal: testSignal() });
+    assert.equal(await isSettled(waiting), false);
+    setTimeout(() => holder.unlock(), 5); // another task of this thread
+    await withinLimit(waiting, 'waitForUnlock');
+    assertClean(m);
+  });
+
+  it('rejects with the OwnerDiedError when the owner ended, its guard holding the mutex', { timeout: 30_000 }, async () => {
+    const m = new Mutex();
+    const agent = await startAgent(m);
+    await agent.call('lock');
+    const owner = agent.worker.threadId; // its Node threadId (read while it runs)
+    agent.send('end', { how: 'exit' });
+    await withinLimit(agent.exited, 'the owner to exit');
+    const error = await m.waitForUnlock().then(
+      () => assert.fail('resolved'),
+      (e) => e,
+    );
+    assert.ok(error instanceof OwnerDiedError);
+    assert.equal(error.threadId, owner);
+    assert.equal(m.isHeldByCurrentThread, true, 'not unlocked behind the caller\'s back');
+    error.guard.unlock();
+    await m.waitForUnlock();
+    assertClean(m);
+    assert.equal(pendingWaitCount(m), 0);
+  });
+});
+
+describe('cancelPendingWaits', () => {
+  const { pendingWaitCount } = require('../lib/cancel_waits');
+  const CANCELLED = { name: 'Error', code: 'ERR_PARKLOCK_CANCELLED' };
+
+  it('returns 0 when nothing is pending', () => {
+    const m = new Mutex();
+    assert.equal(m.cancelPendingWaits(), 0);
+    m.lock().unlock();
+    assert.equal(m.cancelPendingWaits(), 0);
+    assertClean(m);
+  });
+
+  it('rejects every pending wait of this thread queued behind a worker, which keeps the mutex', async () => {
+    const m = new Mutex();
+    const agent = await startAgent(m);
+    await agent.call('lock');
+    let ran = false;
+    const waits = [
+      m.lockAsync(),
+      m.lockAsync({ timeout: 60_000 }),
+      m.lockAsync({ signal: new AbortController().signal }),
+      m.executeLocked(() => {
+        ran = true;
+      }),
+      m.waitForUnlock(),
+    ];
+    await waitFor(() => queued(m) === waits.length, 'every wait to queue');
+    assert.equal(pendingWaitCount(m), waits.length);
+    assert.equal(m.cancelPendingWaits(), waits.length);
+    for (const [i, wait] of waits.entries()) {
+      await assert.rejects(withinLimit(wait, `wait #${i}`), CANCELLED);
+    }
+    assert.equal(ran, false);
+    assert.equal(queued(m), 0, 'nothing stays queued');
+    assert.equal(pendingWaitCount(m), 0);
+    assert.equal(await agent.call('isHeld'), true);
+    assert.equal(m.cancelPendingWaits(), 0);
+    await agent.call('unlock');
+    const guard = await withinLimit(m.lockAsync(), 'lockAsync after the cancel');
+    guard.unlock();
+    assertClean(m);
+  });
+
+  it('rejects with the reason given, and leaves waits of other threads and other objects alone', async () => {
+    const m = new Mutex();
+    const other = new Mutex({ buffer: m.buffer, byteOffset: m.byteOffset }); // the same mutex
+    const agent = await startAgent(m);
+    const holder = m.lock();
+    await agent.call('startLockAsync', { key: 'worker' });
+    const mine = m.lockAsync();
+    const viaOther = other.lockAsync({ signal: testSignal() });
+    await waitFor(() => queued(m) === 3, 'three waits to queue');
+    const reason = new Error('pool shutting down');
+    assert.equal(m.cancelPendingWaits(reason), 1);
+    await assert.rejects(withinLimit(mine, 'the cancelled wait'), (e) => e === reason);
+    assert.equal(queued(m), 2);
+    holder.unlock();
+    assert.equal(await agent.call('settle', { key: 'worker' }), 'acquired');
+    await agent.call('unlock');
+    (await withinLimit(viaOther, 'the other object\'s wait')).unlock();
+    assertClean(m);
+  });
+
+  it('racing with a hand-over: the cancelled wait takes nothing and the mutex stays usable', async () => {
+    const m = new Mutex();
+    for (let i = 0; i < 50; i++) {
+      const holder = m.lock();
+      const waiting = m.lockAsync();
+      await tick(0);
+      holder.unlock(); // wakes the waiter (or hands it the lock); the wake-up is on its way
+      const cancelled = m.cancelPendingWaits();
+      const outcome = await withinLimit(waiting.then((g) => g, (e) => e), 'the wait');
+      if (cancelled === 1) assert.equal(outcome.code, 'ERR_PARKLOCK_CANCELLED');
+      else outcome.unlock();
+      await waitFor(() => !m.isLocked && queued(m) === 0, 'the mutex to be free');
+    }
+    assertClean(m);
+    assert.equal(pendingWaitCount(m), 0);
+  });
+
+  it('keeps no record of waits that settled, however they settled', async () => {
+    const m = new Mutex();
+    for (let i = 0; i < 20; i++) (await m.lockAsync()).unlock();
+    const holder = m.lock();
+    const acquired = m.lockAsync();
+    const timedOut = m.lockAsync({ timeout: 1 });
+    const controller = new AbortController();
+    const aborted = m.lockAsync({ signal: controller.signal });
+    await assert.rejects(timedOut, { name: 'TimeoutError' });
+    controller.abort();
+    await assert.rejects(aborted, { name: 'AbortError' });
+    assert.equal(pendingWaitCount(m), 1);
+    holder.unlock();
+    (await withinLimit(acquired, 'the wait')).unlock();
+    assert.equal(pendingWaitCount(m), 0);
+    assertClean(m);
+  });
+});

@@ -113,7 +113,7 @@ it('the cases above cover every Promise-returning method', () => {
   const methods = ['futex.waitAsync'];
   for (const Class of [Mutex, RWLock, Semaphore, Condition, Latch, Barrier]) {
     for (const key of Object.getOwnPropertyNames(Class.prototype)) {
-      if (key.endsWith('Async') || key === 'executeLocked') methods.push(`${Class.name}#${key}`);
+      if (key.endsWith('Async') || ['executeLocked', 'executeShared', 'waitForUnlock'].includes(key)) methods.push(`${Class.name}#${key}`);
     }
   }
   for (const key of Object.keys(futex)) {

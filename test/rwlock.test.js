@@ -700,3 +700,124 @@ describe('RWLock: a thread blocking on a lock its own lockAsync waits for', () =
     });
   }
 });
+
+describe('RWLock#executeLocked and #executeShared', () => {
+  it('run fn holding the write lock / a read lock, return its result, and always release', async () => {
+    const rw = new RWLock();
+    assert.equal(await rw.executeLocked(() => rw.isWriteLockedByCurrentThread), true);
+    assert.equal(await rw.executeShared(() => rw.readers), 1);
+    assert.equal(await rw.executeShared(async () => {
+      await tick(1);
+      return [rw.readers, rw.isWriteLocked];
+    }).then(([readers, writing]) => readers === 1 && !writing), true);
+    const error = new Error('fn failed');
+    await assert.rejects(rw.executeLocked(() => {
+      throw error;
+    }), (e) => e === error);
+    await assert.rejects(rw.executeShared(async () => {
+      await tick(1);
+      throw error;
+    }), (e) => e === error);
+    assertFree(rw);
+  });
+
+  it('readers run together; a writer runs alone', async () => {
+    const rw = new RWLock();
+    let readers = 0;
+    let mostReaders = 0;
+    let writerSawReaders = -1;
+    const read = () => rw.executeShared(async () => {
+      readers += 1;
+      mostReaders = Math.max(mostReaders, readers);
+      await tick(2);
+      readers -= 1;
+    }, { timeout: HANG_LIMIT_MS });
+    const reads = [read(), read(), read()];
+    const write = rw.executeLocked(() => {
+      writerSawReaders = rw.readers;
+    }, { timeout: HANG_LIMIT_MS });
+    await withinLimit(Promise.all([...reads, write]), 'the readers and the writer');
+    assert.equal(mostReaders, 3);
+    assert.equal(writerSawReaders, 0);
+    assertFree(rw);
+  });
+
+  it('reject a bad fn or bad options without taking the lock or calling fn', async () => {
+    const rw = new RWLock();
+    let calls = 0;
+    const fn = () => calls++;
+    for (const method of ['executeLocked', 'executeShared']) {
+      for (const bad of [undefined, null, 'fn', {}]) await assert.rejects(rw[method](bad), TYPE_ERROR);
+      await assert.rejects(rw[method](fn, { timeout: -1 }), RANGE_ERROR);
+      await assert.rejects(rw[method](fn, 5), TYPE_ERROR);
+    }
+    assert.equal(calls, 0);
+    assertFree(rw);
+  });
+
+  it('wait for a worker\'s write lock; a timeout rejects without calling fn', async () => {
+    const rw = new RWLock();
+    const agent = await startAgent(rw);
+    await agent.call('lock');
+    let calls = 0;
+    await assert.rejects(rw.executeShared(() => calls++, { timeout: 10 }), { name: 'TimeoutError' });
+    await assert.rejects(rw.executeLocked(() => calls++, { timeout: 10 }), { name: 'TimeoutError' });
+    assert.equal(calls, 0);
+    const shared = rw.executeShared(() => rw.readers, { timeout: HANG_LIMIT_MS });
+    assert.equal(await isSettled(shared), false);
+    await agent.call('unlock');
+    assert.equal(await withinLimit(shared, 'executeShared'), 1);
+    const exclusive = rw.executeLocked(() => 'written', { timeout: HANG_LIMIT_MS });
+    assert.equal(await withinLimit(exclusive, 'executeLocked'), 'written');
+    assertFree(rw);
+  });
+
+  for (const method of ['executeLocked', 'executeShared']) {
+    it(`${method}: fn does not run when the writer ended holding the lock; the error's guard holds it`, { timeout: 30_000 }, async () => {
+      const rw = new RWLock();
+      const agent = await startAgent(rw);
+      const writer = agent.worker.threadId;
+      await agent.call('lock');
+      await agent.terminate();
+      let calls = 0;
+      const error = await rw[method](() => calls++).then(() => assert.fail('resolved'), (e) => e);
+      assert.ok(error instanceof OwnerDiedError);
+      assert.equal(error.threadId, writer);
+      assert.equal(calls, 0);
+      if (method === 'executeLocked') assert.equal(rw.isWriteLockedByCurrentThread, true);
+      else assert.equal(rw.readers, 1);
+      error.guard.unlock();
+      assert.equal(await rw[method](() => calls++), 0);
+      assertFree(rw);
+    });
+  }
+});
+
+describe('RWLock#cancelPendingWaits', () => {
+  const { pendingWaitCount } = require('../lib/cancel_waits');
+
+  it('rejects every pending wait of this thread behind a worker\'s write lock; nothing stays queued', async () => {
+    const rw = new RWLock();
+    const agent = await startAgent(rw);
+    await agent.call('lock');
+    let ran = 0;
+    const waits = [
+      rw.lockAsync(),
+      rw.lockSharedAsync({ timeout: HANG_LIMIT_MS }),
+      rw.executeLocked(() => ran++),
+      rw.executeShared(() => ran++, { signal: new AbortController().signal }),
+    ];
+    await waitFor(() => queued(rw) === waits.length, 'every wait to queue');
+    assert.equal(rw.cancelPendingWaits(), waits.length);
+    for (const [i, wait] of waits.entries()) {
+      await assert.rejects(withinLimit(wait, `wait #${i}`), { code: 'ERR_PARKLOCK_CANCELLED' });
+    }
+    assert.equal(ran, 0);
+    assert.equal(queued(rw), 0, 'nothing stays queued');
+    assert.equal(pendingWaitCount(rw), 0);
+    assert.deepEqual(await agent.call('state'), { isLocked: true, isWriteLocked: true, readers: 0, mine: true });
+    await agent.call('unlock');
+    assert.equal(await rw.executeShared(() => 'usable'), 'usable');
+    assertFree(rw);
+  });
+});

@@ -607,3 +607,195 @@ describe('workers', () => {
     assertIdle(s, 1);
   });
 });
+
+describe('permit guards: acquirePermits, tryAcquirePermits, acquirePermitsAsync', () => {
+  const dispose = Symbol.dispose || Symbol.for('nodejs.dispose');
+  const asyncDispose = Symbol.asyncDispose || Symbol.for('nodejs.asyncDispose');
+
+  it('acquirePermits(n) returns a guard that releases exactly n permits, once', () => {
+    const s = new Semaphore(5);
+    const permits = s.acquirePermits(3);
+    assert.equal(permits.permits, 3);
+    assert.equal(permits.released, false);
+    assert.equal(s.available, 2);
+    permits.release();
+    assert.equal(permits.released, true);
+    assert.equal(s.available, 5);
+    permits.release();
+    permits[dispose]();
+    assert.equal(s.available, 5, 'later calls release nothing');
+    assert.equal(s.acquirePermits().permits, 1, 'n defaults to 1');
+    assert.equal(s.available, 4);
+    s.release(1);
+    assertIdle(s, 5);
+  });
+
+  it('Symbol.dispose and Symbol.asyncDispose release the permits', async () => {
+    const s = new Semaphore(2);
+    const a = s.acquirePermits(2);
+    a[dispose]();
+    assert.equal(s.available, 2);
+    const b = await s.acquirePermitsAsync(2);
+    assert.equal(s.available, 0);
+    assert.equal(await b[asyncDispose](), undefined);
+    assert.equal(b.released, true);
+    assertIdle(s, 2);
+  });
+
+  it('tryAcquirePermits returns a guard, or null when the permits are not available in time', () => {
+    const s = new Semaphore(1);
+    const one = s.tryAcquirePermits();
+    assert.equal(one.permits, 1);
+    assert.equal(s.tryAcquirePermits(), null);
+    assert.equal(s.tryAcquirePermits(1, 5), null);
+    one.release();
+    assert.equal(s.tryAcquirePermits(1, 5).permits, 1);
+    s.release(1);
+    assertIdle(s, 1);
+  });
+
+  it('bad counts throw (or reject, for acquirePermitsAsync) and take nothing', async () => {
+    const s = new Semaphore(1);
+    for (const n of [0, -1, 1.5, MAX_PERMITS + 1]) {
+      assert.throws(() => s.acquirePermits(n), RANGE_ERROR);
+      assert.throws(() => s.tryAcquirePermits(n), RANGE_ERROR);
+      await assert.rejects(s.acquirePermitsAsync(n), RANGE_ERROR);
+    }
+    for (const n of ['1', null, {}]) {
+      assert.throws(() => s.acquirePermits(n), TYPE_ERROR);
+      await assert.rejects(s.acquirePermitsAsync(n), TYPE_ERROR);
+    }
+    await assert.rejects(s.acquirePermitsAsync(1, { timeout: 'soon' }), TYPE_ERROR);
+    assertIdle(s, 1);
+  });
+
+  it('acquirePermitsAsync waits for a worker to release, then holds the permits', async () => {
+    const s = new Semaphore(2);
+    const agent = await startAgent(s);
+    assert.equal(await agent.call('tryAcquire', { n: 2 }), true);
+    const waiting = s.acquirePermitsAsync(2, { timeout: HANG_LIMIT_MS });
+    assert.equal(queued(s), 1);
+    assert.equal(await isSettled(waiting), false);
+    await agent.call('release', { n: 2 });
+    const permits = await withinLimit(waiting, 'acquirePermitsAsync');
+    assert.equal(s.available, 0);
+    assert.equal(await agent.call('tryAcquire', { n: 1 }), false);
+    permits.release();
+    assertIdle(s, 2);
+  });
+
+  it('acquirePermitsAsync rejects with TimeoutError, taking nothing', async () => {
+    const s = new Semaphore(0);
+    await assert.rejects(s.acquirePermitsAsync(1, { timeout: 5 }), { name: 'TimeoutError', code: 'ERR_PARKLOCK_TIMEOUT' });
+    assertIdle(s, 0);
+  });
+});
+
+describe('Semaphore#executeLocked', () => {
+  it('runs fn holding n permits and releases them after a result, a throw or a rejection', async () => {
+    const s = new Semaphore(3);
+    assert.equal(await s.executeLocked(() => s.available, 2), 1);
+    assert.equal(await s.executeLocked(async () => {
+      await tick(1);
+      return s.available;
+    }), 2, 'n defaults to 1');
+    const error = new Error('fn failed');
+    await assert.rejects(s.executeLocked(() => {
+      throw error;
+    }, 3), (e) => e === error);
+    await assert.rejects(s.executeLocked(async () => {
+      await tick(1);
+      throw error;
+    }, 3), (e) => e === error);
+    assertIdle(s, 3);
+  });
+
+  it('bounds concurrency to the permits', async () => {
+    const s = new Semaphore(2);
+    let running = 0;
+    let most = 0;
+    const task = () => s.executeLocked(async () => {
+      running += 1;
+      most = Math.max(most, running);
+      await tick(1);
+      running -= 1;
+    }, 1, { timeout: HANG_LIMIT_MS });
+    await withinLimit(Promise.all(Array.from({ length: 10 }, task)), 'ten tasks');
+    assert.equal(most, 2);
+    assertIdle(s, 2);
+  });
+
+  it('rejects a bad fn, a bad n or bad options without taking permits or calling fn', async () => {
+    const s = new Semaphore(1);
+    let calls = 0;
+    const fn = () => calls++;
+    for (const bad of [undefined, null, 'fn', {}]) await assert.rejects(s.executeLocked(bad), TYPE_ERROR);
+    await assert.rejects(s.executeLocked(fn, 0), RANGE_ERROR);
+    await assert.rejects(s.executeLocked(fn, 1.5), RANGE_ERROR);
+    await assert.rejects(s.executeLocked(fn, '1'), TYPE_ERROR);
+    await assert.rejects(s.executeLocked(fn, 1, { timeout: -1 }), RANGE_ERROR);
+    await assert.rejects(s.executeLocked(fn, 1, null), TYPE_ERROR);
+    assert.equal(calls, 0);
+    assertIdle(s, 1);
+  });
+
+  it('waits for a worker to release; a timeout rejects without calling fn', async () => {
+    const s = new Semaphore(1);
+    const agent = await startAgent(s);
+    assert.equal(await agent.call('tryAcquire', { n: 1 }), true);
+    let calls = 0;
+    await assert.rejects(s.executeLocked(() => calls++, 1, { timeout: 10 }), { name: 'TimeoutError' });
+    assert.equal(calls, 0);
+    const later = s.executeLocked(() => ++calls, 1, { timeout: HANG_LIMIT_MS });
+    assert.equal(await isSettled(later), false);
+    await agent.call('release', { n: 1 });
+    assert.equal(await withinLimit(later, 'executeLocked'), 1);
+    assertIdle(s, 1);
+  });
+});
+
+describe('Semaphore#cancelPendingWaits', () => {
+  const { pendingWaitCount } = require('../lib/cancel_waits');
+
+  it('rejects every pending wait of this thread; a worker then gets the permits', async () => {
+    const s = new Semaphore(0);
+    const agent = await startAgent(s);
+    let ran = false;
+    const waits = [
+      s.acquireAsync(),
+      s.acquireAsync(2, { timeout: HANG_LIMIT_MS }),
+      s.acquirePermitsAsync(1, { signal: new AbortController().signal }),
+      s.executeLocked(() => {
+        ran = true;
+      }),
+    ];
+    assert.equal(queued(s), 4);
+    const reason = new Error('shutting down');
+    assert.equal(s.cancelPendingWaits(reason), 4);
+    for (const [i, wait] of waits.entries()) {
+      await assert.rejects(withinLimit(wait, `wait #${i}`), (e) => e === reason);
+    }
+    assert.equal(ran, false);
+    assert.equal(queued(s), 0, 'nothing stays queued');
+    assert.equal(pendingWaitCount(s), 0);
+    assertIdle(s, 0);
+    s.release(1);
+    assert.equal(await agent.call('tryAcquire', { n: 1 }), true, 'no cancelled wait took the permit');
+    await agent.call('release', { n: 1 });
+    assertIdle(s, 1);
+  });
+
+  it('rejects with ERR_PARKLOCK_CANCELLED by default and leaves a worker\'s waits alone', async () => {
+    const s = new Semaphore(0);
+    const agent = await startAgent(s);
+    await agent.call('startAcquireAsync', { key: 'w', n: 1 });
+    const mine = s.acquireAsync();
+    assert.equal(queued(s), 2);
+    assert.equal(s.cancelPendingWaits(), 1);
+    await assert.rejects(mine, { code: 'ERR_PARKLOCK_CANCELLED' });
+    s.release(1);
+    assert.equal(await agent.call('settle', { key: 'w' }), 'acquired');
+    await agent.call('release', { n: 1 });
+    assertIdle(s, 1);
+  });
+});

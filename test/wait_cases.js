@@ -147,6 +147,74 @@ const WAIT_CASES = [
     },
   },
   {
+    name: 'Mutex#waitForUnlock',
+    setup() {
+      const m = new Mutex();
+      const holder = m.lock();
+      return {
+        wait: (options) => m.waitForUnlock(options),
+        queued: () => queuedOn(m, layouts.mutex.WORDS),
+        release: () => holder.unlock(),
+        finish: () => {},
+        assertUntaken: () => assert.equal(m.isLocked, false, 'the mutex is free'),
+      };
+    },
+  },
+  {
+    name: 'RWLock#executeLocked',
+    setup() {
+      const rw = new RWLock();
+      const holder = rw.lock();
+      return {
+        wait: (options) => rw.executeLocked(() => 'ran', options),
+        queued: () => queuedOn(rw, layouts.rwlock.WORDS),
+        release: () => holder.unlock(),
+        finish: () => {},
+        assertUntaken: () => assert.equal(rw.isLocked, false, 'the rwlock is free'),
+      };
+    },
+  },
+  {
+    name: 'RWLock#executeShared',
+    setup() {
+      const rw = new RWLock();
+      const holder = rw.lock();
+      return {
+        wait: (options) => rw.executeShared(() => 'ran', options),
+        queued: () => queuedOn(rw, layouts.rwlock.WORDS),
+        release: () => holder.unlock(),
+        finish: () => {},
+        assertUntaken: () => assert.equal(rw.isLocked, false, 'the rwlock is free'),
+      };
+    },
+  },
+  {
+    name: 'Semaphore#executeLocked',
+    setup() {
+      const s = new Semaphore(0);
+      return {
+        wait: (options) => s.executeLocked(() => 'ran', 1, options),
+        queued: () => queuedOn(s, layouts.semaphore.WORDS),
+        release: () => s.release(1),
+        finish: () => {},
+        assertUntaken: () => assert.equal(s.available, 1, 'the released permit is still available'),
+      };
+    },
+  },
+  {
+    name: 'Semaphore#acquirePermitsAsync',
+    setup() {
+      const s = new Semaphore(0);
+      return {
+        wait: (options) => s.acquirePermitsAsync(1, options),
+        queued: () => queuedOn(s, layouts.semaphore.WORDS),
+        release: () => s.release(1),
+        finish: (permits) => permits.release(),
+        assertUntaken: () => assert.equal(s.available, 1, 'the released permit is still available'),
+      };
+    },
+  },
+  {
     name: 'futex.waitAsync',
     setup() {
       const array = new Int32Array(new SharedArrayBuffer(4));

@@ -14,6 +14,7 @@ import parklock, {
   type AsyncWaitOptions,
   type FutexWaitResult,
   type Guard,
+  type Permits,
   type SharedLocation,
 } from 'parklock';
 
@@ -75,4 +76,27 @@ try {
 }
 const mutexBytes: number | undefined = layouts.mutex.BYTES;
 
+// Conveniences: waitForUnlock, permit guards, executeLocked / executeShared, cancelPendingWaits.
+const unlocked: void = await mutex.waitForUnlock(options);
+{
+  using permits: Permits = slots.acquirePermits(2);
+  const count: number = permits.permits;
+  void count;
+}
+const maybe: Permits | null = slots.tryAcquirePermits(1, 5);
+maybe?.release();
+const asyncPermits: Permits = await slots.acquirePermitsAsync(1, options);
+await asyncPermits[Symbol.asyncDispose]();
+const bounded: string = await slots.executeLocked(async () => 'ran', 2, options);
+const written: number = await rw.executeLocked(() => 1, options);
+const shared: boolean = await rw.executeShared(async () => true);
+const cancelled: number =
+  mutex.cancelPendingWaits() +
+  slots.cancelPendingWaits(new Error('shutdown')) +
+  rw.cancelPendingWaits() +
+  condition.cancelPendingWaits() +
+  latch.cancelPendingWaits() +
+  barrier.cancelPendingWaits('any reason');
+
 export { doubled, held, waited, woken, later, notified, open, last, took, state, mutexBytes };
+export { unlocked, bounded, written, shared, cancelled };

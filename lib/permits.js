@@ -1,0 +1,50 @@
+'use strict';
+// What Semaphore#acquirePermits() and friends return: gives its permits back once, by release()
+// or by `using` ([Symbol.dispose]), like ./guard.js's Guard does for locks.
+
+const { rejectingMethods } = require('./promise_form');
+
+const dispose = Symbol.dispose || Symbol.for('nodejs.dispose');
+const asyncDispose = Symbol.asyncDispose || Symbol.for('nodejs.asyncDispose');
+
+class Permits {
+  #semaphore;
+  #count;
+
+  // `count` permits of `semaphore`, which this thread has acquired.
+  constructor(semaphore, count) {
+    this.#semaphore = semaphore;
+    this.#count = count;
+  }
+
+  // Releases the permits (exactly `permits` of them); later calls do nothing, so an explicit
+  // release() inside a `using` block is safe.
+  release() {
+    const semaphore = this.#semaphore;
+    if (semaphore === undefined) return;
+    this.#semaphore = undefined;
+    semaphore.release(this.#count);
+  }
+
+  // How many permits this guard holds (or held).
+  get permits() {
+    return this.#count;
+  }
+
+  get released() {
+    return this.#semaphore === undefined;
+  }
+
+  [dispose]() {
+    this.release();
+  }
+
+  [asyncDispose]() {
+    this.release();
+    return Promise.resolve();
+  }
+}
+
+rejectingMethods(Permits.prototype, asyncDispose);
+
+module.exports = { Permits };
