@@ -1,10 +1,10 @@
 // The native half of lib/barrier.js: only the arrival that may complete a generation, so that
 // the compare-and-swap and the notify of every waiter happen in one call. Waiting goes through
 // the futex entries; other arrivals and withdrawals are single compare-and-swaps in JavaScript.
-#include "barrier_binding.h"
-
 #include "barrier.h"
 #include "errors.h"
+#include "exports.h"
+#include "handle.h"
 #include "shared_words.h"
 
 namespace parklock::binding {
@@ -15,9 +15,9 @@ namespace {
 // the generation (0..65535) the caller joined and must wait for.
 constexpr double kArrivedLast = -1;
 
-// barrierArrive(int32Array, index) -> kArrivedLast or the generation joined.
+// barrierArrive(handle) -> kArrivedLast or the generation joined.
 Napi::Value arrive(const Napi::CallbackInfo& info) {
-  BarrierWord barrier(shared_words(info, 0, BarrierWord::kWordCount));
+  BarrierWord barrier(words_of(info, 0, BarrierWord::kWordCount));
   const BarrierWord::Arrival arrival = barrier.arrive();
   switch (arrival.status) {
     case BarrierWord::ArriveStatus::kLast:
@@ -34,9 +34,7 @@ Napi::Value arrive(const Napi::CallbackInfo& info) {
   throw_corrupt(info.Env(), "barrier");
 }
 
-}  // namespace
-
-void export_barrier(Napi::Env env, Napi::Object exports) {
+const Exports registered([](Napi::Env env, Napi::Object exports) {
   exports.Set("barrierArrive", Napi::Function::New(env, arrive, "barrierArrive"));
 
   Napi::Object layout = new_layout<BarrierWord>(env);
@@ -47,6 +45,8 @@ void export_barrier(Napi::Env env, Napi::Object exports) {
   layout.Set("MAX_PARTIES", BarrierWord::kMaxParties);
   layout.Set("ARRIVED_LAST", kArrivedLast);
   exports.Set("barrierLayout", layout);
-}
+});
+
+}  // namespace
 
 }  // namespace parklock::binding

@@ -1,11 +1,11 @@
 // The native half of lib/latch.js: only the count-down that may open the latch, so that the
 // compare-and-swap and the notify of every waiter happen in one call. Waiting goes through the
 // futex entries; count-downs that leave the count above 0 run in JavaScript.
-#include "latch_binding.h"
-
 #include <string>
 
 #include "errors.h"
+#include "exports.h"
+#include "handle.h"
 #include "latch.h"
 #include "shared_words.h"
 
@@ -13,14 +13,14 @@ namespace parklock::binding {
 
 namespace {
 
-// latchCountDown(int32Array, index, n) -> the count left (0 once this call opened the latch).
+// latchCountDown(handle, n) -> the count left (0 once this call opened the latch).
 // JavaScript has already checked n and the count it saw; the checks here catch a count that
 // dropped in between.
 Napi::Value count_down(const Napi::CallbackInfo& info) {
-  LatchWord latch(shared_words(info, 0, LatchWord::kWordCount));
-  if (!info[2].IsNumber())
+  LatchWord latch(words_of(info, 0, LatchWord::kWordCount));
+  if (!info[1].IsNumber())
     throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE", "n must be a number");
-  const double n = info[2].As<Napi::Number>().DoubleValue();
+  const double n = info[1].As<Napi::Number>().DoubleValue();
   if (!(n >= 1 && n <= LatchWord::kMaxCount) || static_cast<std::int32_t>(n) != n) {
     throw_range_error(info.Env(), "ERR_OUT_OF_RANGE", "n must be a positive integer");
   }
@@ -42,15 +42,15 @@ Napi::Value count_down(const Napi::CallbackInfo& info) {
   throw_corrupt(info.Env(), "latch");
 }
 
-}  // namespace
-
-void export_latch(Napi::Env env, Napi::Object exports) {
+const Exports registered([](Napi::Env env, Napi::Object exports) {
   exports.Set("latchCountDown", Napi::Function::New(env, count_down, "latchCountDown"));
 
   Napi::Object layout = new_layout<LatchWord>(env);
   layout.Set("COUNT_INDEX", static_cast<double>(LatchWord::kCountIndex));
   layout.Set("MAX_COUNT", static_cast<double>(LatchWord::kMaxCount));
   exports.Set("latchLayout", layout);
-}
+});
+
+}  // namespace
 
 }  // namespace parklock::binding

@@ -6,14 +6,15 @@
 // goes through the futex entries.
 const native = require('./native');
 const { attach, attachForInit, defineLocation, defineSize } = require('./shared_memory');
-const { settled, waitAsync: startWaitAsync } = require('./async_waits');
+const { waitAsync: startWaitAsync } = require('./async_waits');
+const { vocabulary, outcome } = require('./outcomes');
 const { validateTimeout, validateAsyncOptions, validateInteger } = require('./validate');
 const { invalidArgType, lockError, corrupt, TimeoutError } = require('./errors');
 const { rejectingMethods } = require('./promise_form');
 const { isAborted, reasonOf } = require('./signals');
 
 const layout = native.barrierLayout;
-const { STATE_INDEX, PARTIES_INDEX, GENERATION_SHIFT, ARRIVED_MASK, MAX_PARTIES, ARRIVED_LAST } =
+const { STATE_INDEX, PARTIES_INDEX, GENERATION_SHIFT, ARRIVED_MASK, MAX_PARTIES, ARRIVED_LAST, WORDS } =
   layout;
 
 const generationOf = (state) => state >>> GENERATION_SHIFT;
@@ -21,7 +22,8 @@ const generationOf = (state) => state >>> GENERATION_SHIFT;
 // What one futex step of waitAsync ended with.
 const WOKEN = 'woken';
 const TIMED_OUT = 'timed-out';
-const stepOutcome = () => WOKEN;
+const STEP = vocabulary({ what: 'barrier', acquired: WOKEN, notEqual: WOKEN, timedOut: TIMED_OUT });
+const stepOutcome = (settlement) => outcome(settlement, STEP);
 
 function validateParties(parties) {
   return validateInteger(parties, 'parties', 1, MAX_PARTIES);
@@ -47,6 +49,8 @@ function timedOut(timeout) {
 
 class Barrier {
   #words;
+  // The addon's handle of #words, made the first time this instance needs the addon.
+  #handle;
 
   // new Barrier(parties) allocates its own memory for `parties` parties; new Barrier(
   // sharedArrayBuffer, byteOffset = 0) and new Barrier({ buffer, byteOffset }) use a barrier
@@ -101,7 +105,7 @@ class Barrier {
       // undefined: the worker is terminating and its pending exception unwinds this call; the
       // arrival stands (addon/barrier.h).
       if (settlement === undefined) return false;
-      if (settlement === settled.TIMED_OUT) return this.#giveUp(generation, timedOut(timeoutMs));
+      if (stepOutcome(settlement) === TIMED_OUT) return this.#giveUp(generation, timedOut(timeoutMs));
       // Woken or NOT_EQUAL: the generation decides.
     }
   }
@@ -128,7 +132,7 @@ class Barrier {
         if (remaining <= 0) throw timedOut(timeout);
         const outcome = await startWaitAsync(
           this,
-          (id) => native.futexWaitAsync(this.#words, STATE_INDEX, state, id),
+          (record) => native.futexWaitAsync(this.#words, STATE_INDEX, state, record),
           { timeout: remaining, signal },
           stepOutcome,
           TIMED_OUT,
@@ -151,7 +155,7 @@ class Barrier {
       const state = Atomics.load(this.#words, STATE_INDEX);
       const arrived = state & ARRIVED_MASK;
       if (arrived >= parties) throw corrupt('barrier');
-      if (arrived + 1 === parties) return native.barrierArrive(this.#words, STATE_INDEX);
+      if (arrived + 1 === parties) return native.barrierArrive((this.#handle ??= native.handle(this.#words, WORDS)));
       if (Atomics.compareExchange(this.#words, STATE_INDEX, state, state + 1) === state) {
         return generationOf(state);
       }

@@ -5,19 +5,21 @@
 // opens the latch goes to the addon, which notifies every waiter in the same call.
 const native = require('./native');
 const { attach, attachForInit, defineLocation, defineSize } = require('./shared_memory');
-const { settled, waitAsync: startWaitAsync } = require('./async_waits');
+const { waitAsync: startWaitAsync } = require('./async_waits');
+const { vocabulary, outcome } = require('./outcomes');
 const { validateTimeout, validateAsyncOptions, validateInteger } = require('./validate');
 const { invalidArgType, outOfRange, corrupt } = require('./errors');
 const { rejectingMethods } = require('./promise_form');
 const { isAborted, reasonOf } = require('./signals');
 
 const layout = native.latchLayout;
-const { COUNT_INDEX, MAX_COUNT } = layout;
+const { COUNT_INDEX, MAX_COUNT, WORDS } = layout;
 
 // What one futex step of waitAsync ended with.
 const WOKEN = 'woken';
 const TIMED_OUT = 'timed-out';
-const stepOutcome = (settlement) => (settlement === settled.TIMED_OUT ? TIMED_OUT : WOKEN);
+const STEP = vocabulary({ what: 'latch', acquired: WOKEN, notEqual: WOKEN, timedOut: TIMED_OUT });
+const stepOutcome = (settlement) => outcome(settlement, STEP);
 
 function validateCount(count, name) {
   return validateInteger(count, name, 0, MAX_COUNT);
@@ -31,6 +33,8 @@ function checked(count) {
 
 class Latch {
   #word;
+  // The addon's handle of #word, made the first time this instance needs the addon.
+  #handle;
 
   // new Latch(count) allocates its own memory holding `count`; new Latch(sharedArrayBuffer,
   // byteOffset = 0) and new Latch({ buffer, byteOffset }) use a latch already in that memory
@@ -71,7 +75,7 @@ class Latch {
         throw outOfRange('n', `a positive integer at most the remaining count (${count})`, n);
       }
       if (n === count) {
-        native.latchCountDown(this.#word, COUNT_INDEX, n);
+        native.latchCountDown((this.#handle ??= native.handle(this.#word, WORDS)), n);
         return;
       }
       if (Atomics.compareExchange(this.#word, COUNT_INDEX, count, count - n) === count) return;
@@ -95,7 +99,7 @@ class Latch {
       const settlement = native.futexWait(this.#word, COUNT_INDEX, count, remaining);
       // undefined: the worker is terminating and its pending exception unwinds this call.
       if (settlement === undefined) return false;
-      if (settlement === settled.TIMED_OUT) return this.count === 0;
+      if (stepOutcome(settlement) === TIMED_OUT) return this.count === 0;
       // Woken or NOT_EQUAL: the count decides.
     }
   }
@@ -117,7 +121,7 @@ class Latch {
       if (remaining <= 0) return false;
       const outcome = await startWaitAsync(
         this,
-        (id) => native.futexWaitAsync(this.#word, COUNT_INDEX, count, id),
+        (record) => native.futexWaitAsync(this.#word, COUNT_INDEX, count, record),
         { timeout: remaining, signal },
         stepOutcome,
         TIMED_OUT,

@@ -1,0 +1,120 @@
+// The one mapping from every core status to a Settlement. A status that means "queued" maps to
+// kPending: the asynchronous wait goes on.
+#pragma once
+
+#include <type_traits>
+
+#include "barrier.h"
+#include "condition.h"
+#include "futex.h"
+#include "latch.h"
+#include "mutex.h"
+#include "rwlock.h"
+#include "semaphore.h"
+#include "settlement.h"
+
+namespace parklock::binding {
+
+// The lock statuses of the primitives that record an owner share their names.
+template <typename LockStatus>
+requires(std::is_same_v<LockStatus, MutexWord::LockStatus> ||
+         std::is_same_v<LockStatus, RwLockWords::LockStatus>) constexpr Settlement
+    settlement_of(LockStatus status) {
+  switch (status) {
+    case LockStatus::kAcquired:
+      return settled::kAcquired;
+    case LockStatus::kOwnerDied:
+      return settled::kOwnerDied;
+    case LockStatus::kTimedOut:
+      return settled::kTimedOut;
+    case LockStatus::kInterrupted:
+      return settled::kInterrupted;
+    case LockStatus::kAlreadyHeld:
+      return settled::kAlreadyHeld;
+    case LockStatus::kCorrupt:
+      break;
+  }
+  return settled::kCorrupt;
+}
+
+template <typename AsyncStep>
+requires(std::is_same_v<AsyncStep, MutexWord::AsyncStep> ||
+         std::is_same_v<AsyncStep, RwLockWords::AsyncStep>) constexpr Settlement
+    settlement_of(AsyncStep step) {
+  switch (step) {
+    case AsyncStep::kAcquired:
+      return settled::kAcquired;
+    case AsyncStep::kOwnerDied:
+      return settled::kOwnerDied;
+    case AsyncStep::kQueued:
+      return settled::kPending;
+    case AsyncStep::kCorrupt:
+      break;
+  }
+  return settled::kCorrupt;
+}
+
+constexpr Settlement settlement_of(ConditionWord::WaitStatus status) {
+  switch (status) {
+    case ConditionWord::WaitStatus::kNotified:
+      return settled::kAcquired;
+    case ConditionWord::WaitStatus::kTimedOut:
+      return settled::kTimedOut;
+    case ConditionWord::WaitStatus::kInterrupted:
+      return settled::kInterrupted;
+    case ConditionWord::WaitStatus::kOwnerDied:
+      return settled::kOwnerDied;
+    case ConditionWord::WaitStatus::kAlreadyHeld:
+      return settled::kAlreadyHeld;
+    case ConditionWord::WaitStatus::kNotOwner:
+      return settled::kNotOwner;
+    case ConditionWord::WaitStatus::kCorrupt:
+      break;
+  }
+  return settled::kCorrupt;
+}
+
+// kBadCount cannot happen: the binding checks counts before it calls the core.
+constexpr Settlement settlement_of(SemaphoreWord::AcquireStatus status) {
+  switch (status) {
+    case SemaphoreWord::AcquireStatus::kAcquired:
+      return settled::kAcquired;
+    case SemaphoreWord::AcquireStatus::kTimedOut:
+      return settled::kTimedOut;
+    case SemaphoreWord::AcquireStatus::kInterrupted:
+      return settled::kInterrupted;
+    case SemaphoreWord::AcquireStatus::kCorrupt:
+    case SemaphoreWord::AcquireStatus::kBadCount:
+      break;
+  }
+  return settled::kCorrupt;
+}
+
+constexpr Settlement settlement_of(SemaphoreWord::AsyncStep step) {
+  switch (step) {
+    case SemaphoreWord::AsyncStep::kAcquired:
+      return settled::kAcquired;
+    case SemaphoreWord::AsyncStep::kQueued:
+      return settled::kPending;
+    case SemaphoreWord::AsyncStep::kCorrupt:
+    case SemaphoreWord::AsyncStep::kBadCount:
+      break;
+  }
+  return settled::kCorrupt;
+}
+
+constexpr Settlement settlement_of(futex::WaitStatus status) {
+  switch (status) {
+    case futex::WaitStatus::kWoken:
+      return settled::kAcquired;
+    case futex::WaitStatus::kNotEqual:
+      return settled::kNotEqual;
+    case futex::WaitStatus::kTimedOut:
+      return settled::kTimedOut;
+    case futex::WaitStatus::kInterrupted:
+      break;
+  }
+  return settled::kInterrupted;
+}
+
+}  // namespace parklock::binding
