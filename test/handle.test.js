@@ -1,0 +1,116 @@
+'use strict';
+// The addon's handles and wait records: every contended entry takes a handle made once per
+// primitive instance, and anything else (a bare Int32Array, another primitive's handle with too
+// few words, a wait record, hostile objects) is refused with a coded TypeError, never a crash.
+const { describe, it } = require('node:test');
+const assert = require('node:assert/strict');
+const native = require('../lib/native');
+const { Mutex } = require('../lib');
+const { exitIfKeptAlive } = require('./helpers');
+
+exitIfKeptAlive();
+
+const TYPE_ERROR = { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' };
+
+function notHandles() {
+  const { proxy: revoked, revoke } = Proxy.revocable({}, {});
+  revoke();
+  return [
+    undefined, null, 0, 1.5, 'handle', Symbol('handle'), 10n, {}, [], () => {}, revoked,
+    new Int32Array(new SharedArrayBuffer(8)), new SharedArrayBuffer(8),
+    Object.create(null), new Proxy({}, {}),
+  ];
+}
+
+// Each entry called with `handle` in every handle position and harmless other arguments.
+const ENTRIES = {
+  mutexLockSlow: (h) => native.mutexLockSlow(h, 0),
+  mutexUnlockSlow: (h) => native.mutexUnlockSlow(h),
+  mutexLockAsync: (h) => native.mutexLockAsync(h, {}),
+  mutexTakeOver: (h) => native.mutexTakeOver(h),
+  semaphoreAcquireSlow: (h) => native.semaphoreAcquireSlow(h, 1, 0),
+  semaphoreReleaseSlow: (h) => native.semaphoreReleaseSlow(h, 1),
+  semaphoreAcquireAsync: (h) => native.semaphoreAcquireAsync(h, 1, {}),
+  rwlockLockSlow: (h) => native.rwlockLockSlow(h, 0),
+  rwlockLockSharedSlow: (h) => native.rwlockLockSharedSlow(h, 0),
+  rwlockReleaseWriteSlow: (h) => native.rwlockReleaseWriteSlow(h),
+  rwlockUnlockSharedSlow: (h) => native.rwlockUnlockSharedSlow(h),
+  rwlockLockAsync: (h) => native.rwlockLockAsync(h, {}),
+  rwlockLockSharedAsync: (h) => native.rwlockLockSharedAsync(h, {}),
+  rwlockTakeOver: (h) => native.rwlockTakeOver(h, true),
+  conditionWaitAsCondition: (h) => native.conditionWait(h, native.handle(new Int32Array(new SharedArrayBuffer(4)), 1), 0),
+  conditionWaitAsMutex: (h) => native.conditionWait(native.handle(new Int32Array(new SharedArrayBuffer(4)), 1), h, 0),
+  conditionWaitAsync: (h) => native.conditionWaitAsync(h, h, {}),
+  conditionNotifyOne: (h) => native.conditionNotifyOne(h),
+  conditionNotifyAll: (h) => native.conditionNotifyAll(h),
+  latchCountDown: (h) => native.latchCountDown(h, 1),
+  barrierArrive: (h) => native.barrierArrive(h),
+};
+
+describe('handles', () => {
+  it('every contended entry refuses what is not a handle', () => {
+    for (const [name, call] of Object.entries(ENTRIES)) {
+      for (const value of notHandles()) {
+        assert.throws(() => call(value), TYPE_ERROR, `${name}(${String(typeof value)})`);
+      }
+    }
+  });
+
+  it('a handle with fewer words than the primitive has is refused', () => {
+    const oneWord = native.handle(new Int32Array(new SharedArrayBuffer(8)), 1);
+    for (const name of Object.keys(ENTRIES).filter((key) => key.startsWith('rwlock'))) {
+      assert.throws(() => ENTRIES[name](oneWord), TYPE_ERROR, name);
+    }
+    assert.throws(() => native.barrierArrive(oneWord), TYPE_ERROR);
+  });
+
+  it('handle() itself checks its memory and word count', () => {
+    const words = new Int32Array(new SharedArrayBuffer(8));
+    assert.throws(() => native.handle(new Int32Array(2), 1), TYPE_ERROR);
+    assert.throws(() => native.handle(new Uint32Array(new SharedArrayBuffer(8)), 1), TYPE_ERROR);
+    assert.throws(() => native.handle(words, 3), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => native.handle(words, 0), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => native.handle(words, '1'), TYPE_ERROR);
+    assert.equal(typeof native.handle(words, 2), 'object');
+  });
+
+  it('an uncontended primitive never makes a handle', () => {
+    const original = native.handle;
+    let made = 0;
+    native.handle = (...args) => {
+      made += 1;
+      return original(...args);
+    };
+    try {
+      const m = new Mutex();
+      m.lock();
+      m.unlock();
+      assert.equal(m.tryLock(), true);
+      m.unlock();
+      assert.equal(made, 0);
+    } finally {
+      native.handle = original;
+    }
+  });
+});
+
+describe('wait records', () => {
+  it('cancel() refuses what is not a record and ignores a settled one', async () => {
+    for (const value of notHandles()) {
+      assert.throws(() => native.cancel(value), TYPE_ERROR);
+    }
+    assert.throws(() => native.cancel(native.handle(new Int32Array(new SharedArrayBuffer(4)), 1)), TYPE_ERROR);
+    const m = new Mutex();
+    const guard = m.lock();
+    const handle = native.handle(new Int32Array(m.buffer, m.byteOffset, 1), 1);
+    let settled;
+    const record = { settle: (outcome) => { settled = outcome; } };
+    assert.equal(native.mutexLockAsync(handle, record), native.settled.PENDING);
+    assert.throws(() => native.mutexLockAsync(handle, record), TYPE_ERROR, 'a record is used once');
+    assert.equal(native.cancel(record), native.settled.CANCELLED);
+    assert.equal(native.cancel(record), undefined, 'already ended');
+    assert.equal(settled, undefined, 'a cancelled wait is not settled again through onSettle');
+    guard.unlock();
+    assert.equal(m.isLocked, false);
+  });
+});
