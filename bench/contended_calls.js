@@ -1,6 +1,8 @@
 'use strict';
 // Contended calls into the addon: 2 workers hammer one Mutex (lock/unlock) and then one
-// Semaphore(1) (acquire/release) for a fixed time; prints ops/s of each as one JSON line.
+// Semaphore(1) (acquire/release) for a fixed time; then, on one thread, the cost of a call that
+// always enters the addon and finds nothing to do (unlock() of a mutex marked parked, notifyOne()
+// of a condition marked as having waiters). Prints ops/s of each as one JSON line.
 //
 //   node bench/contended_calls.js [libDir] [durationMs]
 //
@@ -34,10 +36,41 @@ if (isMainThread) {
     return Math.round(ops / (durationMs / 1000));
   };
 
+  // Calls per second of `call`, which must enter the addon each time.
+  const rate = (call) => {
+    const end = performance.now() + durationMs;
+    let ops = 0;
+    while (performance.now() < end) {
+      for (let i = 0; i < 256; i++) call();
+      ops += 256;
+    }
+    return Math.round(ops / (durationMs / 1000));
+  };
+
+  const slowCalls = () => {
+    const { Condition } = require(libDir);
+    const { threadId } = require(path.join(libDir, 'async_waits'));
+    const { OWNER_SHIFT, LOCKED_PARKED } = require(path.join(libDir, 'native')).mutexLayout;
+    const m = new Mutex();
+    const mutexWord = new Int32Array(m.buffer, m.byteOffset, 1);
+    const parked = (threadId << OWNER_SHIFT) | LOCKED_PARKED;
+    const unlockSlow = rate(() => {
+      Atomics.store(mutexWord, 0, parked);
+      m.unlock();
+    });
+    const c = new Condition();
+    const conditionWord = new Int32Array(c.buffer, c.byteOffset, 1);
+    const notifyOne = rate(() => {
+      Atomics.store(conditionWord, 0, 1);
+      c.notifyOne();
+    });
+    return { unlockSlow, notifyOne };
+  };
+
   (async () => {
     const mutex = await run('mutex', new Mutex());
     const semaphore = await run('semaphore', new Semaphore(1));
-    console.log(JSON.stringify({ lib: libDir, mutex, semaphore }));
+    console.log(JSON.stringify({ lib: libDir, mutex, semaphore, ...slowCalls() }));
   })();
 } else {
   const { libDir, kind, primitive, start, durationMs } = workerData;
