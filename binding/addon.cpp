@@ -98,6 +98,7 @@ Napi::Object module_init(Napi::Env env, Napi::Object exports) {
   codes.Set("NOT_EQUAL", settled::kNotEqual);
   codes.Set("NOT_OWNER", settled::kNotOwner);
   codes.Set("OWNER_DIED", settled::kOwnerDied);
+  codes.Set("LEADER", settled::kLeader);
   exports.Set("settled", codes);
 
   Exports::add_all(env, exports);

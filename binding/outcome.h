@@ -117,4 +117,37 @@ constexpr Settlement settlement_of(futex::WaitStatus status) {
   return settled::kInterrupted;
 }
 
+constexpr Settlement settlement_of(LatchWord::WaitStatus status) {
+  switch (status) {
+    case LatchWord::WaitStatus::kReleased:
+      return settled::kAcquired;
+    case LatchWord::WaitStatus::kTimedOut:
+      return settled::kTimedOut;
+    case LatchWord::WaitStatus::kInterrupted:
+      return settled::kInterrupted;
+    case LatchWord::WaitStatus::kCorrupt:
+      break;
+  }
+  return settled::kCorrupt;
+}
+
+// kTimedOut: the arrival was withdrawn. kUninitialized cannot happen where JavaScript has read
+// the parties word first (it is written once); after that it means overwritten memory.
+constexpr Settlement settlement_of(BarrierWord::Outcome outcome) {
+  switch (outcome) {
+    case BarrierWord::Outcome::kLeader:
+      return settled::kLeader;
+    case BarrierWord::Outcome::kPassed:
+      return settled::kAcquired;
+    case BarrierWord::Outcome::kTimedOut:
+      return settled::kTimedOut;
+    case BarrierWord::Outcome::kInterrupted:
+      return settled::kInterrupted;
+    case BarrierWord::Outcome::kUninitialized:
+    case BarrierWord::Outcome::kCorrupt:
+      break;
+  }
+  return settled::kCorrupt;
+}
+
 }  // namespace parklock::binding

@@ -20,6 +20,8 @@ inline constexpr Settlement kNotOwner = 8;     // a wait that needs a held mutex
 // The lock was acquired, but its previous owner had ended holding it; which owner is reported
 // through ThreadContext::report_ended_owner() just before (JavaScript asks endedOwner()).
 inline constexpr Settlement kOwnerDied = 9;
+// A barrier wait completed its generation: the party that arrived last (kAcquired is the others).
+inline constexpr Settlement kLeader = 10;
 
 // Never reaches JavaScript: a blocking wait gave up because its thread is being terminated, and
 // the pending termination exception unwinds the caller instead.

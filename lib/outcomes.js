@@ -7,13 +7,13 @@ const native = require('./native');
 const { lockError, corrupt, OwnerDiedError } = require('./errors');
 const { Guard } = require('./guard');
 
-const { ACQUIRED, TIMED_OUT, NOT_EQUAL, OWNER_DIED, ALREADY_HELD, NOT_OWNER } = native.settled;
+const { ACQUIRED, TIMED_OUT, NOT_EQUAL, LEADER, OWNER_DIED, ALREADY_HELD, NOT_OWNER } = native.settled;
 
 // A settlement the primitive has no result for: reported as corruption of its words.
 const NONE = Symbol('no result');
 
 // What a primitive calls things: `what` names its words in errors ('mutex'); `acquired`,
-// `timedOut` and `notEqual` are what those settlements return (left out: the primitive never
+// `timedOut`, `notEqual` and `leader` are what those settlements return (left out: the primitive never
 // gets it); `ownerDied` names the lock an OwnerDiedError is about (default `what`); `deadlock`
 // and `notOwner` are the messages of ALREADY_HELD and NOT_OWNER.
 function vocabulary({
@@ -21,11 +21,12 @@ function vocabulary({
   acquired = NONE,
   timedOut = NONE,
   notEqual = NONE,
+  leader = NONE,
   ownerDied = what,
   deadlock,
   notOwner,
 }) {
-  return Object.freeze({ what, acquired, timedOut, notEqual, ownerDied, deadlock, notOwner });
+  return Object.freeze({ what, acquired, timedOut, notEqual, leader, ownerDied, deadlock, notOwner });
 }
 
 // The value of `settlement` in `words`, or the error it means, thrown. `held` is what the guard
@@ -43,6 +44,9 @@ function outcome(settlement, words, held) {
       break;
     case NOT_EQUAL:
       result = words.notEqual;
+      break;
+    case LEADER:
+      result = words.leader;
       break;
     case OWNER_DIED:
       throw new OwnerDiedError(words.ownerDied, new Guard(held), native.endedOwner());

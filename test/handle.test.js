@@ -44,7 +44,10 @@ const ENTRIES = {
   conditionNotifyOne: (h) => native.conditionNotifyOne(h),
   conditionNotifyAll: (h) => native.conditionNotifyAll(h),
   latchCountDown: (h) => native.latchCountDown(h, 1),
-  barrierArrive: (h) => native.barrierArrive(h),
+  latchWait: (h) => native.latchWait(h, 0),
+  latchWaitAsync: (h) => native.latchWaitAsync(h, {}),
+  barrierWait: (h) => native.barrierWait(h, 0),
+  barrierWaitAsync: (h) => native.barrierWaitAsync(h, {}),
 };
 
 describe('handles', () => {
@@ -61,7 +64,8 @@ describe('handles', () => {
     for (const name of Object.keys(ENTRIES).filter((key) => key.startsWith('rwlock'))) {
       assert.throws(() => ENTRIES[name](oneWord), TYPE_ERROR, name);
     }
-    assert.throws(() => native.barrierArrive(oneWord), TYPE_ERROR);
+    assert.throws(() => native.barrierWait(oneWord, 0), TYPE_ERROR);
+    assert.throws(() => native.barrierWaitAsync(oneWord, {}), TYPE_ERROR);
   });
 
   it('handle() itself checks its memory and word count', () => {
