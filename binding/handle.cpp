@@ -12,6 +12,9 @@ namespace {
 // refused rather than read as one.
 constexpr napi_type_tag kHandleTag = {0x6c8e3f0a2b9d4c51, 0xa3f7d26e915b08c4};
 
+// More words than any primitive has; bounds the count before it is converted.
+constexpr double kMostWords = 16;
+
 struct Handle {
   std::int32_t* words;
   std::size_t word_count;
@@ -30,7 +33,7 @@ Napi::Value make_handle(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!info[1].IsNumber()) throw_type_error(env, "ERR_INVALID_ARG_TYPE", "bad word count");
   const double count = info[1].As<Napi::Number>().DoubleValue();
-  if (!(count >= 1 && count <= 16) || static_cast<std::size_t>(count) != count) {
+  if (!(count >= 1 && count <= kMostWords) || static_cast<std::size_t>(count) != count) {
     throw_range_error(env, "ERR_OUT_OF_RANGE", "bad word count");
   }
   const auto word_count = static_cast<std::size_t>(count);
