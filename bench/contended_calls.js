@@ -2,7 +2,8 @@
 // Contended calls into the addon: 2 workers hammer one Mutex (lock/unlock) and then one
 // Semaphore(1) (acquire/release) for a fixed time; then, on one thread, the cost of a call that
 // always enters the addon and finds nothing to do (unlock() of a mutex marked parked, notifyOne()
-// of a condition marked as having waiters). Prints ops/s of each as one JSON line.
+// of a condition marked as having waiters), and of a lockAsync() that queues and is settled
+// through the addon (asyncHandoff). Prints ops/s of each as one JSON line.
 //
 //   node bench/contended_calls.js [libDir] [durationMs]
 //
@@ -67,10 +68,26 @@ if (isMainThread) {
     return { unlockSlow, notifyOne };
   };
 
+  // Each round queues a lockAsync() behind this thread's own hold, and the unlock hands it over.
+  const asyncHandoff = async () => {
+    const m = new Mutex();
+    const end = performance.now() + durationMs;
+    let ops = 0;
+    while (performance.now() < end) {
+      const held = m.lock();
+      const waiting = m.lockAsync();
+      held.unlock();
+      (await waiting).unlock();
+      ops += 1;
+    }
+    return Math.round(ops / (durationMs / 1000));
+  };
+
   (async () => {
     const mutex = await run('mutex', new Mutex());
     const semaphore = await run('semaphore', new Semaphore(1));
-    console.log(JSON.stringify({ lib: libDir, mutex, semaphore, ...slowCalls() }));
+    const handoff = await asyncHandoff();
+    console.log(JSON.stringify({ lib: libDir, mutex, semaphore, ...slowCalls(), asyncHandoff: handoff }));
   })();
 } else {
   const { libDir, kind, primitive, start, durationMs } = workerData;

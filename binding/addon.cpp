@@ -42,8 +42,9 @@ Napi::Value ended_owner(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), *node_id);
 }
 
-// cancel(record) -> the wait's settlement if it was still queued and has ended now (CANCELLED, or
-// what it had already been given); undefined if it will still settle through onSettle, or has.
+// cancel(wait) -> the settlement of the wait whose handle a start call returned, if it was still
+// queued and has ended now (CANCELLED, or what it had already been given); undefined if it will
+// still settle through onSettle, or has.
 Napi::Value cancel(const Napi::CallbackInfo& info) {
   return ThreadContext::of(info.Env()).cancel(info.Env(), info[0]);
 }
@@ -94,7 +95,6 @@ Napi::Object module_init(Napi::Env env, Napi::Object exports) {
   codes.Set("CANCELLED", settled::kCancelled);
   codes.Set("ALREADY_HELD", settled::kAlreadyHeld);
   codes.Set("CORRUPT", settled::kCorrupt);
-  codes.Set("PENDING", settled::kPending);
   codes.Set("NOT_EQUAL", settled::kNotEqual);
   codes.Set("NOT_OWNER", settled::kNotOwner);
   codes.Set("OWNER_DIED", settled::kOwnerDied);

@@ -13,6 +13,7 @@
 
 #include <node_api.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 
@@ -97,10 +98,10 @@ class AsyncWaiter final : public Waiter {
   ThreadId ended_owner_ = kNoThread;
   WakeToken token_ = 0;  // written by the waker, read by the JS-thread delivery
 
-  // ThreadContext's list of the thread's pending waits (JS thread only).
+  // JS thread only: the JavaScript record of the wait while it is pending, and its slot in
+  // ThreadContext's table of pending waits.
   napi_ref record_ = nullptr;
-  AsyncWaiter* prev_ = nullptr;
-  AsyncWaiter* next_ = nullptr;
+  std::uint32_t slot_ = 0;
 };
 
 }  // namespace parklock::binding

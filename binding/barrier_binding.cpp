@@ -23,7 +23,7 @@ struct Wait {
   BarrierWord barrier;
 };
 
-// barrierWaitAsync(handle, record) -> LEADER, CORRUPT or PENDING: arrives, then
+// barrierWaitAsync(handle, record) -> LEADER, CORRUPT, or the queued wait's handle: arrives, then
 // BarrierWord::wait_for_generation's loop, one futex wait per step; a cancel withdraws the
 // arrival unless the generation has completed (then the wait has passed).
 class WaitAsync final : public AsyncOperation {

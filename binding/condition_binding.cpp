@@ -24,7 +24,8 @@ struct Wait {
   MutexWord mutex;
 };
 
-// conditionWaitAsync(conditionHandle, mutexHandle, record) -> PENDING, NOT_OWNER or CORRUPT.
+// conditionWaitAsync(conditionHandle, mutexHandle, record) -> NOT_OWNER, CORRUPT, or the queued
+// wait's handle.
 //
 // The wait goes through two queues: the condition's until notified (or cancelled), then the
 // mutex's until it holds the mutex again. Only then does its Promise settle, so that the code

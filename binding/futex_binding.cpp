@@ -31,7 +31,7 @@ struct Wait {
   std::int32_t expected;
 };
 
-// futexWaitAsync(int32Array, index, expected, record) -> NOT_EQUAL or PENDING.
+// futexWaitAsync(int32Array, index, expected, record) -> NOT_EQUAL or the queued wait's handle.
 class WaitAsync final : public AsyncOperation {
  public:
   static constexpr std::size_t kRecordArg = 3;

@@ -55,8 +55,8 @@ struct Wait {
   LatchWord latch;
 };
 
-// latchWaitAsync(handle, record) -> ACQUIRED, CORRUPT or PENDING: LatchWord::wait's loop, one
-// futex wait per step, each queued on the count it last saw.
+// latchWaitAsync(handle, record) -> ACQUIRED, CORRUPT, or the queued wait's handle:
+// LatchWord::wait's loop, one futex wait per step, each queued on the count it last saw.
 class WaitAsync final : public AsyncOperation {
  public:
   static constexpr std::size_t kRecordArg = 1;

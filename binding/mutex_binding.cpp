@@ -22,7 +22,7 @@ struct LockSlow {
   MutexWord mutex;
 };
 
-// mutexLockAsync(handle, record) -> ACQUIRED, OWNER_DIED, CORRUPT, or PENDING.
+// mutexLockAsync(handle, record) -> ACQUIRED, OWNER_DIED, CORRUPT, or the queued wait's handle.
 class LockAsync final : public AsyncOperation {
  public:
   static constexpr std::size_t kRecordArg = 1;

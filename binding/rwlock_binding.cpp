@@ -27,7 +27,7 @@ struct LockSlow {
 };
 
 // rwlockLockAsync(handle, record) and rwlockLockSharedAsync(...) -> ACQUIRED, OWNER_DIED, CORRUPT,
-// or PENDING.
+// or the queued wait's handle.
 template <bool kExclusive>
 class LockAsync final : public AsyncOperation {
  public:

@@ -40,7 +40,7 @@ struct AcquireSlow {
   std::int32_t n;
 };
 
-// semaphoreAcquireAsync(handle, n, record) -> ACQUIRED, CORRUPT, or PENDING.
+// semaphoreAcquireAsync(handle, n, record) -> ACQUIRED, CORRUPT, or the queued wait's handle.
 class AcquireAsync final : public AsyncOperation {
  public:
   static constexpr std::size_t kRecordArg = 2;

@@ -14,9 +14,11 @@ inline constexpr Settlement kTimedOut = 2;     // a synchronous wait's deadline 
 inline constexpr Settlement kCancelled = 3;    // an asynchronous wait was cancelled (timeout/abort)
 inline constexpr Settlement kAlreadyHeld = 4;  // a lock was requested by its holder
 inline constexpr Settlement kCorrupt = 5;      // the shared word holds a value no operation writes
-inline constexpr Settlement kPending = 6;      // an asynchronous wait is queued: its Promise waits
-inline constexpr Settlement kNotEqual = 7;     // a futex wait found another value than expected
-inline constexpr Settlement kNotOwner = 8;     // a wait that needs a held mutex found it not held
+// An asynchronous wait is queued: its Promise waits. Never reaches JavaScript as such: a start
+// call returns the queued wait's handle instead (ThreadContext::start).
+inline constexpr Settlement kPending = 6;
+inline constexpr Settlement kNotEqual = 7;  // a futex wait found another value than expected
+inline constexpr Settlement kNotOwner = 8;  // a wait that needs a held mutex found it not held
 // The lock was acquired, but its previous owner had ended holding it; which owner is reported
 // through ThreadContext::report_ended_owner() just before (JavaScript asks endedOwner()).
 inline constexpr Settlement kOwnerDied = 9;

@@ -1,6 +1,7 @@
 #include "thread_context.h"
 
 #include <chrono>
+#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -15,9 +16,10 @@ namespace {
 // bound on how long worker.terminate() waits for it.
 constexpr auto kTerminationPollInterval = std::chrono::milliseconds(20);
 
-// Marks the objects start() wrapped a waiter in, so that cancel() never unwraps another addon's
-// pointer from an object that was not one of our records.
-constexpr napi_type_tag kRecordTag = {0x1f4b9e7d3c2a6580, 0xd95c0e3b7a41f268};
+// A wait's handle is -(generation * kSlotSpan + slot): negative, so that it is never taken for a
+// settlement, and exact in a double while the generation stays below kGenerations.
+constexpr double kSlotSpan = 4294967296.0;  // 2^32
+constexpr std::uint32_t kGenerations = 1U << 21;
 
 }  // namespace
 
@@ -58,40 +60,25 @@ ThreadContext& ThreadContext::of(Napi::Env env) {
 
 Napi::Value ThreadContext::start(Napi::Env env, Napi::Value record,
                                  std::unique_ptr<AsyncOperation> operation) {
-  // Tagging fails on an object that was a record before, so no record is ever wrapped twice; and
-  // both steps come before the wait can queue, so a refusal leaves nothing behind.
-  if (!record.IsObject() || napi_type_tag_object(env, record, &kRecordTag) != napi_ok) {
-    throw_type_error(env, "ERR_INVALID_ARG_TYPE", "expected a fresh wait record object");
-  }
+  if (!record.IsObject()) throw_type_error(env, "ERR_INVALID_ARG_TYPE", "expected a wait record");
   auto* waiter = new AsyncWaiter(shared_from_this(), thread_, std::move(operation));
-  if (napi_wrap(env, record, waiter, nullptr, nullptr, nullptr) != napi_ok) {
-    delete waiter;
-    throw_type_error(env, "ERR_INVALID_ARG_TYPE", "expected a fresh wait record object");
-  }
   const Settlement now = waiter->start();
   if (now != settled::kPending) {
     const ThreadId ended = waiter->ended_owner();
-    napi_remove_wrap(env, record, nullptr);
     delete waiter;
     return settled_value(env, now, ended);
   }
   // Queued: a waker may dequeue it at any moment, but its delivery runs on this thread, after
   // this call has returned.
   napi_create_reference(env, record, 1, &waiter->record_);
-  link(*waiter);
-  return Napi::Number::New(env, settled::kPending);
+  return Napi::Number::New(env, occupy_slot(*waiter));
 }
 
-Napi::Value ThreadContext::cancel(Napi::Env env, Napi::Value record) {
-  bool tagged = false;
-  if (!record.IsObject() ||
-      napi_check_object_type_tag(env, record, &kRecordTag, &tagged) != napi_ok || !tagged) {
-    throw_type_error(env, "ERR_INVALID_ARG_TYPE", "expected a wait record");
-  }
-  void* data = nullptr;
-  // Unwrapped: the wait has settled already.
-  if (napi_unwrap(env, record, &data) != napi_ok || data == nullptr) return env.Undefined();
-  auto& waiter = *static_cast<AsyncWaiter*>(data);
+Napi::Value ThreadContext::cancel(Napi::Env env, Napi::Value wait) {
+  if (!wait.IsNumber()) throw_type_error(env, "ERR_INVALID_ARG_TYPE", "expected a wait handle");
+  AsyncWaiter* found = pending_waiter(wait.As<Napi::Number>().DoubleValue());
+  if (found == nullptr) return env.Undefined();
+  AsyncWaiter& waiter = *found;
   if (!remove(waiter)) {
     waiter.request_cancel();
     return env.Undefined();
@@ -110,29 +97,46 @@ bool ThreadContext::remove(AsyncWaiter& waiter) {
   return true;
 }
 
-void ThreadContext::link(AsyncWaiter& waiter) {
-  waiter.prev_ = nullptr;
-  waiter.next_ = pending_;
-  if (pending_ != nullptr) pending_->prev_ = &waiter;
-  pending_ = &waiter;
+double ThreadContext::occupy_slot(AsyncWaiter& waiter) {
+  std::uint32_t slot;
+  if (free_slots_.empty()) {
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  Slot& entry = slots_[slot];
+  // Generation 0 is never handed out, so no handle is -0 or a small number.
+  entry.generation = entry.generation + 1 == kGenerations ? 1 : entry.generation + 1;
+  entry.waiter = &waiter;
+  waiter.slot_ = slot;
   ++pending_count_;
   update_keep_alive();
+  return -(static_cast<double>(entry.generation) * kSlotSpan + slot);
+}
+
+AsyncWaiter* ThreadContext::pending_waiter(double wait) const {
+  const double code = -wait;
+  // Compared as a double first: NaN, fractions and huge values must not reach the conversions.
+  if (!(code >= kSlotSpan && code < kGenerations * kSlotSpan) || std::floor(code) != code) {
+    return nullptr;
+  }
+  const auto generation = static_cast<std::uint32_t>(std::floor(code / kSlotSpan));
+  const auto slot = static_cast<std::size_t>(code - generation * kSlotSpan);
+  if (slot >= slots_.size() || slots_[slot].generation != generation) return nullptr;
+  return slots_[slot].waiter;
 }
 
 napi_value ThreadContext::release_record(AsyncWaiter& waiter) {
-  if (waiter.prev_ != nullptr) waiter.prev_->next_ = waiter.next_;
-  if (waiter.next_ != nullptr) waiter.next_->prev_ = waiter.prev_;
-  if (pending_ == &waiter) pending_ = waiter.next_;
-  waiter.prev_ = waiter.next_ = nullptr;
+  slots_[waiter.slot_].waiter = nullptr;
+  free_slots_.push_back(waiter.slot_);
   --pending_count_;
   update_keep_alive();
   napi_value record = nullptr;
-  if (waiter.record_ != nullptr) {
-    napi_get_reference_value(env_, waiter.record_, &record);
-    if (record != nullptr) napi_remove_wrap(env_, record, nullptr);
-    napi_delete_reference(env_, waiter.record_);
-    waiter.record_ = nullptr;
-  }
+  napi_get_reference_value(env_, waiter.record_, &record);
+  napi_delete_reference(env_, waiter.record_);
+  waiter.record_ = nullptr;
   return record;
 }
 
@@ -242,8 +246,9 @@ void ThreadContext::close() {
     // lock_): after_removed() may, and runs below.
     std::lock_guard<std::mutex> guard(lock_);
     closed_ = true;
-    while (pending_ != nullptr) {
-      AsyncWaiter& waiter = *pending_;
+    for (const Slot& slot : slots_) {
+      if (slot.waiter == nullptr) continue;
+      AsyncWaiter& waiter = *slot.waiter;
       // Still queued: it leaves the lot, and is this thread's to delete. Otherwise it is in
       // flight, and whoever holds it abandons it (the waker, or the drain below).
       if (parking_lot::cancel(waiter)) removed.push_back(&waiter);

@@ -6,10 +6,11 @@
 // alive) exactly while the thread has pending asynchronous waits: a Promise from lockAsync()
 // inside a worker always settles, and a thread with none pending exits normally.
 //
-// Pending waits. The context's intrusive list of its waiters is the one registry of them: each
-// queued (or in-flight) waiter is linked there and holds a reference to its record, which is also
-// wrapped around the waiter so that cancel(record) finds it. List, references and wraps are
-// touched only on the JS thread.
+// Pending waits. The context's table of slots is the one registry of them: each queued (or
+// in-flight) waiter occupies a slot and holds a reference to its record. A wait's handle, which
+// the start call returns and cancel() takes, names its slot and the slot's generation, so a handle
+// of a wait that has ended (or a made-up number) finds nothing, even once the slot is reused. The
+// table and the references are touched only on the JS thread.
 //
 // Teardown. An environment cleanup hook marks the context closed, takes every queued waiter of
 // the thread out of the parking lot, drops every record and releases the threadsafe function. A
@@ -22,9 +23,11 @@
 #include <napi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 #include "async_waiter.h"
 #include "parking_lot.h"
@@ -45,16 +48,17 @@ class ThreadContext final : public WakeSink, public std::enable_shared_from_this
 
   ThreadId thread() const { return thread_; }
 
-  // JS thread: starts an asynchronous wait for `record` (a fresh object). Returns its settlement
-  // if it ended at once, else kPending: it settles later through on_settle.
+  // JS thread: starts an asynchronous wait for `record` (any object, passed to on_settle). Returns
+  // its settlement (> 0) if it ended at once; else the wait's handle (< 0), and it settles later
+  // through on_settle.
   Napi::Value start(Napi::Env env, Napi::Value record, std::unique_ptr<AsyncOperation> operation);
 
-  // JS thread: stops the wait of `record`. If it was still queued it has ended now, and the
-  // result is its settlement: usually kCancelled, but a wait that had already been given what it
-  // waited for (a notified condition wait re-locking its mutex) keeps it. Undefined if it will
-  // still settle through on_settle (its wake-up was already on its way, or it has a duty to
+  // JS thread: stops the wait whose handle is `wait`. If it was still queued it has ended now,
+  // and the result is its settlement: usually kCancelled, but a wait that had already been given
+  // what it waited for (a notified condition wait re-locking its mutex) keeps it. Undefined if it
+  // will still settle through on_settle (its wake-up was already on its way, or it has a duty to
   // finish first) or has already settled.
-  Napi::Value cancel(Napi::Env env, Napi::Value record);
+  Napi::Value cancel(Napi::Env env, Napi::Value wait);
 
   // Any thread: a waker dequeued `waiter` with `token`.
   void deliver(AsyncWaiter& waiter, WakeToken token) noexcept override;
@@ -77,8 +81,11 @@ class ThreadContext final : public WakeSink, public std::enable_shared_from_this
   void settle(napi_env env, napi_value on_settle, AsyncWaiter& waiter);
   // Takes a queued waiter out of the parking lot: false if a wake-up is already on its way.
   static bool remove(AsyncWaiter& waiter);
-  void link(AsyncWaiter& waiter);
-  // Unlinks `waiter` and drops its record; returns the record (nullptr if it had none).
+  // Gives `waiter` a slot; returns its handle.
+  double occupy_slot(AsyncWaiter& waiter);
+  // The waiter whose handle is `wait`, if it is still pending.
+  AsyncWaiter* pending_waiter(double wait) const;
+  // Frees the waiter's slot and drops its record; returns the record.
   napi_value release_record(AsyncWaiter& waiter);
   void close();
   void update_keep_alive();
@@ -96,7 +103,12 @@ class ThreadContext final : public WakeSink, public std::enable_shared_from_this
   bool closed_ = false;  // guarded by lock_
 
   // JS thread only.
-  AsyncWaiter* pending_ = nullptr;  // the list's head
+  struct Slot {
+    AsyncWaiter* waiter = nullptr;  // null: free
+    std::uint32_t generation = 0;   // counts the waits the slot has held
+  };
+  std::vector<Slot> slots_;
+  std::vector<std::uint32_t> free_slots_;
   std::size_t pending_count_ = 0;
   bool keeping_alive_ = false;
   ThreadId ended_owner_ = kNoThread;

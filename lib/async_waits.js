@@ -1,11 +1,12 @@
 'use strict';
 // The JavaScript half of asynchronous waits, shared by every primitive.
 //
-// Each wait hands the addon a fresh record, `{ settle, owner }`; the addon keeps it while the wait
-// is pending and settles the wait on this thread by calling `onSettle(record, settlement)` through
+// Each wait hands the addon a record, `{ settle, owner }`; the addon keeps it while the wait is
+// pending and settles the wait on this thread by calling `onSettle(record, settlement)` through
 // the thread's one threadsafe function, which keeps the event loop alive exactly while a wait is
-// pending. Here we implement timeouts and AbortSignal by cancelling in the addon:
-// cancel(record) either removes the wait and returns how it ended (CANCELLED: we reject
+// pending. A wait that queues gets a handle (a negative number) from the addon; here we implement
+// timeouts and AbortSignal by cancelling it: cancel(handle) either removes the wait and returns
+// how it ended (CANCELLED: we reject
 // now; or what it had already been given, which stands: a notified condition wait whose timeout
 // fires while it re-locks its mutex is still notified), or reports that its wake-up is already on
 // the way, in which case the addon passes on what the wake-up gave (a lock handed over, say) and
@@ -46,8 +47,8 @@ function startTimer(ms, fire) {
   return timer;
 }
 
-// Runs an asynchronous wait. `begin(record)` calls the addon, which returns a settlement at once or
-// settled.PENDING; `interpret(settlement)` turns a settlement into the Promise's value (or throws).
+// Runs an asynchronous wait. `begin(record)` calls the addon, which returns a settlement (> 0) at
+// once, or the queued wait's handle (< 0); `interpret(settlement)` turns a settlement into the Promise's value (or throws).
 // A wait cancelled by its timeout rejects with a TimeoutError, unless `timedOutValue` is given:
 // then it resolves to that (futex.waitAsync resolves 'timed-out', Condition#waitAsync false).
 // `owner` is kept reachable while the wait is pending, and with it the shared memory the addon
@@ -60,14 +61,15 @@ function startTimer(ms, fire) {
 function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) {
   let cancelled = false;
   let reason; // why it was cancelled (an abort reason may be any value, undefined included)
-  let queued; // the record while the wait is queued in the addon
+  let queued; // the wait's handle while it is queued in the addon
+  const record = { settle: noop, owner };
   const cancel = (why) => {
     if (cancelled) return;
     cancelled = true;
     reason = why;
     if (queued === undefined) return;
     const now = native.cancel(queued);
-    if (now !== undefined) queued.settle(now);
+    if (now !== undefined) record.settle(now);
   };
   let stopListening = noop;
   if (signal !== undefined) {
@@ -76,7 +78,6 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
     // A signal whose addEventListener calls the listener at once aborted before anything queued.
     if (cancelled) return Promise.reject(reason);
   }
-  const record = { settle: noop, owner };
   let now;
   try {
     now = begin(record);
@@ -84,7 +85,7 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
     stopListening();
     throw error;
   }
-  if (now !== settled.PENDING) {
+  if (now > 0) {
     stopListening();
     try {
       return Promise.resolve(interpret(now));
@@ -111,7 +112,7 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
         reject(error);
       }
     };
-    queued = record;
+    queued = now;
     pending += 1;
     if (timeout !== Infinity) {
       timer = startTimer(timeout, () => cancel(new TimeoutError(`Timed out after ${timeout} ms`)));

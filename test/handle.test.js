@@ -98,21 +98,28 @@ describe('handles', () => {
   });
 });
 
-describe('wait records', () => {
-  it('cancel() refuses what is not a record and ignores a settled one', async () => {
-    for (const value of notHandles()) {
+describe('wait handles', () => {
+  it('cancel() refuses what is not a number and finds nothing for a made-up or ended wait', () => {
+    for (const value of notHandles().filter((v) => typeof v !== 'number')) {
       assert.throws(() => native.cancel(value), TYPE_ERROR);
     }
-    assert.throws(() => native.cancel(native.handle(new Int32Array(new SharedArrayBuffer(4)), 1)), TYPE_ERROR);
+    for (const value of [0, -0, 1, -1, 1.5, -(2 ** 32), -(2 ** 53), -(2 ** 60), NaN, -Infinity, Infinity]) {
+      assert.equal(native.cancel(value), undefined, String(value));
+    }
     const m = new Mutex();
     const guard = m.lock();
     const handle = native.handle(new Int32Array(m.buffer, m.byteOffset, 1), 1);
     let settled;
     const record = { settle: (outcome) => { settled = outcome; } };
-    assert.equal(native.mutexLockAsync(handle, record), native.settled.PENDING);
-    assert.throws(() => native.mutexLockAsync(handle, record), TYPE_ERROR, 'a record is used once');
-    assert.equal(native.cancel(record), native.settled.CANCELLED);
-    assert.equal(native.cancel(record), undefined, 'already ended');
+    const wait = native.mutexLockAsync(handle, record);
+    assert.ok(wait < 0, 'a queued wait gets a handle');
+    assert.equal(native.cancel(wait - 1), undefined, 'a handle of no wait');
+    assert.equal(native.cancel(wait), native.settled.CANCELLED);
+    assert.equal(native.cancel(wait), undefined, 'already ended');
+    const next = native.mutexLockAsync(handle, record);
+    assert.notEqual(next, wait, 'a reused slot has a new handle');
+    assert.equal(native.cancel(wait), undefined, 'the old handle does not reach the new wait');
+    assert.equal(native.cancel(next), native.settled.CANCELLED);
     assert.equal(settled, undefined, 'a cancelled wait is not settled again through onSettle');
     guard.unlock();
     assert.equal(m.isLocked, false);
