@@ -48,7 +48,8 @@ function startTimer(ms, fire) {
 }
 
 // Runs an asynchronous wait. `begin(record)` calls the addon, which returns a settlement (> 0) at
-// once, or the queued wait's handle (< 0); `interpret(settlement)` turns a settlement into the Promise's value (or throws).
+// once, or the queued wait's handle (< 0); `interpret(settlement)` turns a settlement into the
+// Promise's value (or throws).
 // A wait cancelled by its timeout rejects with a TimeoutError, unless `timedOutValue` is given:
 // then it resolves to that (futex.waitAsync resolves 'timed-out', Condition#waitAsync false).
 // `owner` is kept reachable while the wait is pending, and with it the shared memory the addon

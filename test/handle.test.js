@@ -22,6 +22,8 @@ function notHandles() {
   ];
 }
 
+const oneWordHandle = () => native.handle(new Int32Array(new SharedArrayBuffer(4)), 1);
+
 // Each entry called with `handle` in every handle position and harmless other arguments.
 const ENTRIES = {
   mutexLockSlow: (h) => native.mutexLockSlow(h, 0),
@@ -38,8 +40,8 @@ const ENTRIES = {
   rwlockLockAsync: (h) => native.rwlockLockAsync(h, {}),
   rwlockLockSharedAsync: (h) => native.rwlockLockSharedAsync(h, {}),
   rwlockTakeOver: (h) => native.rwlockTakeOver(h, true),
-  conditionWaitAsCondition: (h) => native.conditionWait(h, native.handle(new Int32Array(new SharedArrayBuffer(4)), 1), 0),
-  conditionWaitAsMutex: (h) => native.conditionWait(native.handle(new Int32Array(new SharedArrayBuffer(4)), 1), h, 0),
+  conditionWaitAsCondition: (h) => native.conditionWait(h, oneWordHandle(), 0),
+  conditionWaitAsMutex: (h) => native.conditionWait(oneWordHandle(), h, 0),
   conditionWaitAsync: (h) => native.conditionWaitAsync(h, h, {}),
   conditionNotifyOne: (h) => native.conditionNotifyOne(h),
   conditionNotifyAll: (h) => native.conditionNotifyAll(h),
