@@ -132,13 +132,15 @@ void ConditionWord::enqueue(Waiter& waiter) {
       &kWaitSite);
 }
 
-bool ConditionWord::cancel(Waiter& waiter, MutexWord mutex) noexcept {
+bool ConditionWord::cancel(Waiter& waiter, MutexWord mutex,
+                           parking_lot::Wakeups* deferred) noexcept {
   const auto condition_left = [this](bool queue_empty) { on_waiter_left(queue_empty); };
   const auto mutex_left = [&mutex](bool queue_empty) { mutex.on_waiter_left(queue_empty); };
   const parking_lot::Grant on_condition{nullptr, condition_left};
   const parking_lot::Grant on_mutex{nullptr, mutex_left};
   return parking_lot::cancel(
-      waiter, [&](const void* key) { return key == address() ? &on_condition : &on_mutex; });
+      waiter, [&](const void* key) { return key == address() ? &on_condition : &on_mutex; },
+      deferred);
 }
 
 void ConditionWord::abandon_wake(MutexWord mutex, ThreadId self, WakeToken token) noexcept {

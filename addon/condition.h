@@ -80,7 +80,7 @@ class ConditionWord {
 
   // Takes a queued asynchronous waiter out of whichever queue it is in, the condition's or (once
   // notify_all() moved it) the mutex's; false if its wake-up is already on its way.
-  bool cancel(Waiter& waiter, MutexWord mutex) noexcept;
+  bool cancel(Waiter& waiter, MutexWord mutex, parking_lot::Wakeups* deferred = nullptr) noexcept;
 
   // A waiter that was handed `token` but is going away passes it on.
   void abandon_wake(MutexWord mutex, ThreadId self, WakeToken token) noexcept;

@@ -172,10 +172,11 @@ void MutexWord::on_waiter_left(bool queue_empty) noexcept {
   }
 }
 
-bool MutexWord::cancel(Waiter& waiter) noexcept {
+bool MutexWord::cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept {
   const auto left = [this](bool queue_empty) { on_waiter_left(queue_empty); };
   const parking_lot::Grant on_leave{nullptr, left};
-  return parking_lot::cancel(waiter, [&](const void*) { return &on_leave; });
+  return parking_lot::cancel(
+      waiter, [&](const void*) { return &on_leave; }, deferred);
 }
 
 MutexWord::UnlockStatus MutexWord::unlock_slow(ThreadId self) noexcept {

@@ -162,7 +162,7 @@ class MutexWord {
 
   // Takes a queued asynchronous waiter out of this mutex's queue (false if a wake-up is already on
   // its way), clearing the contended state if it was the last waiter.
-  bool cancel(Waiter& waiter) noexcept;
+  bool cancel(Waiter& waiter, parking_lot::Wakeups* deferred = nullptr) noexcept;
 
   // A waiter's departure without a wake-up (the `finish` of its on_leave Grant), under the bucket
   // lock: the last one out turns state 2 back into 1, so that the holder's unlock takes the fast

@@ -127,7 +127,7 @@ class SyncWaiter final : public Waiter {
   WakeToken token_ = 0;
 };
 
-using Woken = std::vector<std::pair<Waiter*, WakeToken>>;
+using Woken = parking_lot::Wakeups;
 
 // Runs `grant` over the waiters of `key` in `bucket` (whose lock the caller holds), dequeuing
 // those granted into `woken`, to be delivered once the lock is released.
@@ -163,7 +163,8 @@ bool enqueue(const void* address, Waiter& waiter, FunctionRef<bool()> validate,
   return true;
 }
 
-bool cancel(Waiter& waiter, FunctionRef<const Grant*(const void* key)> on_leave_for) {
+bool cancel(Waiter& waiter, FunctionRef<const Grant*(const void* key)> on_leave_for,
+            Wakeups* deferred) {
   Woken woken;
   for (;;) {
     // requeue() may move the waiter between reading its key and locking that bucket; it only
@@ -176,13 +177,21 @@ bool cancel(Waiter& waiter, FunctionRef<const Grant*(const void* key)> on_leave_
     ParkingLotAccess::remove(bucket, waiter);
     if (const Grant* grant = on_leave_for(key)) run_grant(bucket, key, *grant, woken);
     guard.unlock();
-    deliver_all(woken);
+    if (deferred != nullptr) {
+      deferred->insert(deferred->end(), woken.begin(), woken.end());
+    } else {
+      deliver_all(woken);
+    }
     return true;
   }
 }
 
 bool cancel(Waiter& waiter) {
   return cancel(waiter, [](const void*) -> const Grant* { return nullptr; });
+}
+
+void deliver(const Wakeups& wakeups) {
+  deliver_all(wakeups);
 }
 
 ParkResult park(const void* key, FunctionRef<bool()> validate, const ParkOptions& options) {

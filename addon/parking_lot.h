@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "deadline.h"
@@ -183,11 +184,21 @@ inline ParkResult park(const void* key, FunctionRef<bool()> validate, Deadline d
 bool enqueue(const void* key, Waiter& waiter, FunctionRef<bool()> validate,
              const WaitSite* site = nullptr);
 
+// Wake-ups dequeued but not yet delivered (see cancel()).
+using Wakeups = std::vector<std::pair<Waiter*, WakeToken>>;
+
 // Removes a queued waiter and runs the Grant `on_leave_for(key)` names (null: none) in the same
 // critical section; `key` is where the waiter was found (requeue() may have moved it to another
-// primitive's queue). False if a waker already took it: its wake-up is on the way.
-bool cancel(Waiter& waiter, FunctionRef<const Grant*(const void* key)> on_leave_for);
+// primitive's queue). False if a waker already took it: its wake-up is on the way. The wake-ups
+// of waiters the Grant let through are delivered before cancel() returns, or, with `deferred`,
+// appended there for the caller to deliver() once it has released a lock that their delivery may
+// need (a thread's teardown, which removes its own waiters while it holds its context's lock).
+bool cancel(Waiter& waiter, FunctionRef<const Grant*(const void* key)> on_leave_for,
+            Wakeups* deferred = nullptr);
 bool cancel(Waiter& waiter);
+
+// Delivers wake-ups a cancel() deferred.
+void deliver(const Wakeups& wakeups);
 
 // Dequeues the longest-waiting waiter for `key`, runs `decide` under the bucket lock (also when
 // nobody is queued, with info.unparked false) and wakes the waiter with the token it returns.

@@ -311,10 +311,11 @@ ThreadId RwLockWords::writer_at(const void* address) noexcept {
                                                                         : kNoThread;
 }
 
-bool RwLockWords::cancel(Waiter& waiter) noexcept {
+bool RwLockWords::cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept {
   bool removed = false;
   with_release_grant(0, kNoThread, [&](const parking_lot::Grant& on_leave) {
-    removed = parking_lot::cancel(waiter, [&](const void*) { return &on_leave; });
+    removed = parking_lot::cancel(
+        waiter, [&](const void*) { return &on_leave; }, deferred);
   });
   return removed;
 }

@@ -231,7 +231,7 @@ class RwLockWords {
   // Takes a queued asynchronous waiter out of the queue (false if its grant is already on its
   // way); in the same critical section, clears the parked bit if nobody waits any more and grants
   // the new head of the queue what is now grantable.
-  bool cancel(Waiter& waiter) noexcept;
+  bool cancel(Waiter& waiter, parking_lot::Wakeups* deferred = nullptr) noexcept;
 
   // --- Observers (snapshots) ---
 

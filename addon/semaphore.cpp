@@ -167,11 +167,12 @@ void SemaphoreWord::abandon_wake(std::int64_t request, WakeToken token) noexcept
   release(static_cast<std::int32_t>(request));
 }
 
-bool SemaphoreWord::cancel(Waiter& waiter) noexcept {
+bool SemaphoreWord::cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept {
   bool removed = false;
   ReleaseStatus ignored = ReleaseStatus::kReleased;
   with_grant_step(0, &ignored, [&](const parking_lot::Grant& on_leave) {
-    removed = parking_lot::cancel(waiter, [&](const void*) { return &on_leave; });
+    removed = parking_lot::cancel(
+        waiter, [&](const void*) { return &on_leave; }, deferred);
   });
   return removed;
 }

@@ -138,7 +138,7 @@ class SemaphoreWord {
   // Takes a queued asynchronous waiter out of the queue (false if its grant is already on its
   // way), running the grant step in the same critical section: its request may have been
   // blocking the smaller ones behind it, and the queue may now be empty.
-  bool cancel(Waiter& waiter) noexcept;
+  bool cancel(Waiter& waiter, parking_lot::Wakeups* deferred = nullptr) noexcept;
 
   std::int32_t available() const noexcept {
     return permits_of(word().load(std::memory_order_relaxed));

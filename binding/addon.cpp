@@ -8,16 +8,10 @@
 #include <mutex>
 #include <string>
 
-#include "barrier_binding.h"
-#include "condition_binding.h"
 #include "errors.h"
+#include "exports.h"
 #include "futex.h"
-#include "futex_binding.h"
-#include "latch_binding.h"
-#include "mutex_binding.h"
 #include "parking_lot.h"
-#include "rwlock_binding.h"
-#include "semaphore_binding.h"
 #include "settlement.h"
 #include "shared_words.h"
 #include "thread_context.h"
@@ -29,7 +23,7 @@ namespace {
 constexpr const char* kInstanceVariable = "PARKLOCK_ADDON_INSTANCE";
 
 // init(onSettle, probe, nodeThreadId): installs this thread's context. Called once per
-// environment, by lib/copies.js.
+// environment, by lib/copies.js; onSettle(record, settlement) is called when a wait ends.
 Napi::Value init(const Napi::CallbackInfo& info) {
   if (!info[0].IsFunction() || !info[1].IsFunction() || !info[2].IsNumber()) {
     throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE",
@@ -48,14 +42,11 @@ Napi::Value ended_owner(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), *node_id);
 }
 
-// cancel(id) -> the wait's settlement if it was still queued and has ended now (CANCELLED, or
-// what it had already been given); undefined if it will still settle through onSettle.
+// cancel(wait) -> the settlement of the wait whose handle a start call returned, if it was still
+// queued and has ended now (CANCELLED, or what it had already been given); undefined if it will
+// still settle through onSettle, or has.
 Napi::Value cancel(const Napi::CallbackInfo& info) {
-  if (!info[0].IsNumber()) throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE", "bad wait id");
-  const double id = info[0].As<Napi::Number>().DoubleValue();
-  const std::optional<Settlement> settlement = ThreadContext::of(info.Env()).cancel(id);
-  if (!settlement) return info.Env().Undefined();
-  return Napi::Number::New(info.Env(), *settlement);
+  return ThreadContext::of(info.Env()).cancel(info.Env(), info[0]);
 }
 
 // queuedCount(int32Array, index) -> waiters parked on that word, in any thread: those of the
@@ -104,19 +95,14 @@ Napi::Object module_init(Napi::Env env, Napi::Object exports) {
   codes.Set("CANCELLED", settled::kCancelled);
   codes.Set("ALREADY_HELD", settled::kAlreadyHeld);
   codes.Set("CORRUPT", settled::kCorrupt);
-  codes.Set("PENDING", settled::kPending);
   codes.Set("NOT_EQUAL", settled::kNotEqual);
   codes.Set("NOT_OWNER", settled::kNotOwner);
   codes.Set("OWNER_DIED", settled::kOwnerDied);
+  codes.Set("LEADER", settled::kLeader);
+  codes.Set("DEADLOCK", settled::kDeadlock);
   exports.Set("settled", codes);
 
-  export_mutex(env, exports);
-  export_futex(env, exports);
-  export_latch(env, exports);
-  export_barrier(env, exports);
-  export_condition(env, exports);
-  export_semaphore(env, exports);
-  export_rwlock(env, exports);
+  Exports::add_all(env, exports);
   return exports;
 }
 

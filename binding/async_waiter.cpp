@@ -1,23 +1,22 @@
 #include "async_waiter.h"
 
-#include "settlement.h"
-#include "thread_context.h"
-
 namespace parklock::binding {
 
-AsyncWaiter::AsyncWaiter(std::shared_ptr<ThreadContext> context, double id, std::int64_t request)
-    : Waiter(context->thread(), Clock::now(), request), context_(std::move(context)), id_(id) {}
-
-std::optional<Settlement> AsyncWaiter::on_cancelled() {
-  return settled::kCancelled;
+bool AsyncOperation::remove(AsyncWaiter& waiter, parking_lot::Wakeups* deferred) noexcept {
+  return parking_lot::cancel(
+      waiter, [](const void*) -> const parking_lot::Grant* { return nullptr; }, deferred);
 }
 
-Settlement AsyncWaiter::owner_died(ThreadId ended) {
-  return context_->report_ended_owner(ended);
-}
+AsyncWaiter::AsyncWaiter(std::shared_ptr<WakeSink> sink, ThreadId thread,
+                         std::unique_ptr<AsyncOperation> operation)
+    : Waiter(thread, Clock::now(), operation->request()),
+      sink_(std::move(sink)),
+      operation_(std::move(operation)) {}
+
+AsyncWaiter::~AsyncWaiter() = default;
 
 void AsyncWaiter::on_unparked(WakeToken token) noexcept {
-  context_->deliver(*this, token);
+  sink_->deliver(*this, token);
 }
 
 }  // namespace parklock::binding

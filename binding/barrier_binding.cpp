@@ -1,43 +1,86 @@
-// The native half of lib/barrier.js: only the arrival that may complete a generation, so that
-// the compare-and-swap and the notify of every waiter happen in one call. Waiting goes through
-// the futex entries; other arrivals and withdrawals are single compare-and-swaps in JavaScript.
-#include "barrier_binding.h"
-
+// The native half of lib/barrier.js: arriving and waiting, so that the arrival that completes a
+// generation moves the barrier on and notifies every waiter in one call, and a wait that gives up
+// withdraws its arrival exactly when its generation has not completed (addon/barrier.h).
 #include "barrier.h"
-#include "errors.h"
-#include "shared_words.h"
+#include "exports.h"
+#include "futex.h"
+#include "handle.h"
+#include "wait_calls.h"
 
 namespace parklock::binding {
 
 namespace {
 
-// What barrierArrive returns for the party that completed its generation; any other return is
-// the generation (0..65535) the caller joined and must wait for.
-constexpr double kArrivedLast = -1;
+// barrierWait(handle, timeoutMs) -> LEADER | ACQUIRED (passed) | TIMED_OUT (withdrawn) | CORRUPT;
+// arrives and blocks.
+struct Wait {
+  static constexpr std::size_t kTimeoutArg = 1;
+  Wait(const Napi::CallbackInfo& info, ThreadId)
+      : barrier(words_of(info, 0, BarrierWord::kWordCount)) {}
+  BarrierWord::Outcome run(BlockingWait& wait) { return barrier.arrive_and_wait(wait.deadline); }
+  BarrierWord barrier;
+};
 
-// barrierArrive(int32Array, index) -> kArrivedLast or the generation joined.
-Napi::Value arrive(const Napi::CallbackInfo& info) {
-  BarrierWord barrier(shared_words(info, 0, BarrierWord::kWordCount));
-  const BarrierWord::Arrival arrival = barrier.arrive();
-  switch (arrival.status) {
-    case BarrierWord::ArriveStatus::kLast:
-      return Napi::Number::New(info.Env(), kArrivedLast);
-    case BarrierWord::ArriveStatus::kJoined:
-      return Napi::Number::New(info.Env(), static_cast<double>(arrival.generation));
-    case BarrierWord::ArriveStatus::kUninitialized:
-      throw_error(info.Env(), "ERR_PARKLOCK_UNINITIALIZED",
-                  "The barrier's parties word is 0: the memory was never initialized with "
-                  "Barrier.init()");
-    case BarrierWord::ArriveStatus::kCorrupt:
-      break;
+// barrierWaitAsync(handle, record) -> LEADER, CORRUPT, or the queued wait's handle: arrives, then
+// BarrierWord::wait_for_generation's loop, one futex wait per step; a cancel withdraws the
+// arrival unless the generation has completed (then the wait has passed).
+class WaitAsync final : public AsyncOperation {
+ public:
+  static constexpr std::size_t kRecordArg = 1;
+  WaitAsync(const Napi::CallbackInfo& info, ThreadId)
+      : words_(words_of(info, 0, BarrierWord::kWordCount)) {}
+
+  Settlement start(AsyncWaiter& waiter) override {
+    const BarrierWord::Arrival arrival = BarrierWord(words_).arrive();
+    switch (arrival.status) {
+      case BarrierWord::ArriveStatus::kLast:
+        return settled::kLeader;
+      case BarrierWord::ArriveStatus::kJoined:
+        generation_ = arrival.generation;
+        return step(waiter);
+      case BarrierWord::ArriveStatus::kUninitialized:
+      case BarrierWord::ArriveStatus::kCorrupt:
+        break;
+    }
+    return settled::kCorrupt;
   }
-  throw_corrupt(info.Env(), "barrier");
-}
 
-}  // namespace
+  Settlement resume(AsyncWaiter& waiter, WakeToken) override {
+    if (waiter.cancel_requested()) return on_cancelled(waiter);
+    return step(waiter);
+  }
 
-void export_barrier(Napi::Env env, Napi::Object exports) {
-  exports.Set("barrierArrive", Napi::Function::New(env, arrive, "barrierArrive"));
+  Settlement on_cancelled(AsyncWaiter&) override {
+    return BarrierWord(words_).leave(generation_) ? settled::kCancelled : settled::kAcquired;
+  }
+
+  // The notification may have been meant for one waiter (futex.notify): it goes to the next. The
+  // arrival stands, as for a thread terminated while blocked in wait().
+  void abandon(AsyncWaiter&, WakeToken) noexcept override {
+    futex::notify(BarrierWord(words_).address(), 1);
+  }
+
+ private:
+  Settlement step(AsyncWaiter& waiter) {
+    BarrierWord barrier(words_);
+    for (;;) {
+      const std::int32_t state = barrier.state_value();
+      if (BarrierWord::generation_of(state) != generation_) return settled::kAcquired;
+      // Queued only while the word still holds `state`: the leader, which notifies after its
+      // compare-and-swap, finds it queued or it finds the next generation.
+      if (futex::enqueue_if_equal(barrier.address(), state, waiter)) return settled::kPending;
+    }
+  }
+
+  // Kept valid by the handle, which the pending wait's record holds through the Barrier.
+  std::int32_t* const words_;
+  BarrierWord::Generation generation_ = 0;
+};
+
+const Exports registered([](Napi::Env env, Napi::Object exports) {
+  exports.Set("barrierWait", Napi::Function::New(env, blocking_call<Wait>, "barrierWait"));
+  exports.Set("barrierWaitAsync",
+              Napi::Function::New(env, start_async<WaitAsync>, "barrierWaitAsync"));
 
   Napi::Object layout = new_layout<BarrierWord>(env);
   layout.Set("STATE_INDEX", static_cast<double>(BarrierWord::kStateIndex));
@@ -45,8 +88,9 @@ void export_barrier(Napi::Env env, Napi::Object exports) {
   layout.Set("GENERATION_SHIFT", BarrierWord::kGenerationShift);
   layout.Set("ARRIVED_MASK", BarrierWord::kArrivedMask);
   layout.Set("MAX_PARTIES", BarrierWord::kMaxParties);
-  layout.Set("ARRIVED_LAST", kArrivedLast);
   exports.Set("barrierLayout", layout);
-}
+});
+
+}  // namespace
 
 }  // namespace parklock::binding

@@ -1,148 +1,112 @@
 // The native half of lib/condition.js: waits (which release and re-acquire a Mutex) and notifies
 // that find waiters; JavaScript skips the addon when the condition's hint says nobody waits.
-#include "condition_binding.h"
-
 #include "condition.h"
-#include "errors.h"
+#include "exports.h"
+#include "handle.h"
 #include "mutex.h"
 #include "owner_death.h"
-#include "settlement.h"
-#include "shared_words.h"
-#include "thread_context.h"
+#include "wait_calls.h"
 
 namespace parklock::binding {
 
 namespace {
 
-// An asynchronous wait goes through two queues: the condition's until notified (or cancelled),
-// then the mutex's until it holds the mutex again. Only then does its Promise settle, so that the
-// code after `await condition.waitAsync(mutex)` always runs holding the mutex.
-class ConditionAsyncWaiter final : public AsyncWaiter {
+// conditionWait(conditionHandle, mutexHandle, timeoutMs) -> settlement; blocks.
+struct Wait {
+  static constexpr std::size_t kTimeoutArg = 2;
+  Wait(const Napi::CallbackInfo& info, ThreadId)
+      : condition(words_of(info, 0, ConditionWord::kWordCount)),
+        mutex(words_of(info, 1, MutexWord::kWordCount)) {}
+  ConditionWord::WaitStatus run(BlockingWait& wait) {
+    return condition.wait(mutex, wait.self, wait.deadline, &wait.ended);
+  }
+  ConditionWord condition;
+  MutexWord mutex;
+};
+
+// conditionWaitAsync(conditionHandle, mutexHandle, record) -> NOT_OWNER, CORRUPT, or the queued
+// wait's handle.
+//
+// The wait goes through two queues: the condition's until notified (or cancelled), then the
+// mutex's until it holds the mutex again. Only then does its Promise settle, so that the code
+// after `await condition.waitAsync(mutex)` always runs holding the mutex.
+class WaitAsync final : public AsyncOperation {
  public:
-  ConditionAsyncWaiter(std::shared_ptr<ThreadContext> context, double id, std::int32_t* condition,
-                       std::int32_t* mutex)
-      : AsyncWaiter(std::move(context), id, ConditionWord::request_for(MutexWord(mutex))),
-        condition_(condition),
-        mutex_(mutex) {}
+  static constexpr std::size_t kRecordArg = 2;
+  WaitAsync(const Napi::CallbackInfo& info, ThreadId)
+      : condition_(words_of(info, 0, ConditionWord::kWordCount)),
+        mutex_(words_of(info, 1, MutexWord::kWordCount)) {}
+
+  std::int64_t request() const override { return ConditionWord::request_for(MutexWord(mutex_)); }
+
+  Settlement start(AsyncWaiter& waiter) override {
+    MutexWord held(mutex_);
+    if (!held.is_locked() || held.owner_thread() != waiter.thread()) return settled::kNotOwner;
+    ConditionWord(condition_).enqueue(waiter);
+    // Queued first, released second: a notifier holding the mutex always finds this waiter.
+    if (held.unlock(waiter.thread()) != MutexWord::UnlockStatus::kUnlocked) {
+      // Corrupt mutex word: take the waiter out again (it was never released to anyone).
+      if (remove(waiter, nullptr)) return settled::kCorrupt;
+    }
+    return settled::kPending;
+  }
 
   // A cancel that lost the race with a notification changes nothing: notified wins, and the
   // mutex must be re-acquired either way.
-  std::optional<Settlement> resume(WakeToken token) override {
+  Settlement resume(AsyncWaiter& waiter, WakeToken token) override {
     if (grant_of(token) == MutexWord::kHandedOff) {
-      const ThreadId ended = ended_owner_of(token);
-      return ended == kNoThread ? outcome_ : owner_died(ended);
+      waiter.set_ended_owner(ended_owner_of(token));
+      return waiter.ended_owner() == kNoThread ? outcome_ : settled::kOwnerDied;
     }
-    return relock(token == MutexWord::kReleasedWithMoreWaiters);
+    return relock(waiter, token == MutexWord::kReleasedWithMoreWaiters);
   }
 
-  std::optional<Settlement> on_cancelled() override {
+  Settlement on_cancelled(AsyncWaiter& waiter) override {
     // Still waiting for a notification: the wait ends as cancelled. Already requeued onto the
     // mutex: it had been notified, and only its place in the mutex's queue is lost.
-    if (address() == condition_) outcome_ = settled::kCancelled;
-    return relock(false);
+    if (waiter.address() == condition_) outcome_ = settled::kCancelled;
+    return relock(waiter, false);
   }
 
-  void abandon(WakeToken token) noexcept override {
-    ConditionWord(condition_).abandon_wake(MutexWord(mutex_), thread(), token);
+  void abandon(AsyncWaiter& waiter, WakeToken token) noexcept override {
+    ConditionWord(condition_).abandon_wake(MutexWord(mutex_), waiter.thread(), token);
   }
 
-  bool remove() noexcept override {
-    return ConditionWord(condition_).cancel(*this, MutexWord(mutex_));
+  // From the condition's queue, or the mutex's once notify_all() moved it there.
+  bool remove(AsyncWaiter& waiter, parking_lot::Wakeups* deferred) noexcept override {
+    return ConditionWord(condition_).cancel(waiter, MutexWord(mutex_), deferred);
   }
 
  private:
-  std::optional<Settlement> relock(bool must_mark_parked) {
+  Settlement relock(AsyncWaiter& waiter, bool must_mark_parked) {
     ThreadId ended = kNoThread;
-    switch (MutexWord(mutex_).lock_or_enqueue(thread(), *this, must_mark_parked, &ended)) {
-      case MutexWord::AsyncStep::kAcquired:
-        return outcome_;
-      case MutexWord::AsyncStep::kOwnerDied:
-        return owner_died(ended);
-      case MutexWord::AsyncStep::kCorrupt:
-        return settled::kCorrupt;
-      case MutexWord::AsyncStep::kQueued:
-        break;
-    }
-    return std::nullopt;
+    const Settlement settlement = settlement_of(
+        MutexWord(mutex_).lock_or_enqueue(waiter.thread(), waiter, must_mark_parked, &ended));
+    waiter.set_ended_owner(ended);
+    return settlement == settled::kAcquired ? outcome_ : settlement;
   }
 
+  // Kept valid by the handles, which the pending wait's record holds through the Condition and
+  // the Mutex.
   std::int32_t* const condition_;
   std::int32_t* const mutex_;
   Settlement outcome_ = settled::kAcquired;  // JS thread only
 };
 
-Settlement from_wait_status(ConditionWord::WaitStatus status, ThreadContext& context,
-                            ThreadId ended) {
-  switch (status) {
-    case ConditionWord::WaitStatus::kNotified:
-      return settled::kAcquired;
-    case ConditionWord::WaitStatus::kTimedOut:
-    case ConditionWord::WaitStatus::kInterrupted:
-      return settled::kTimedOut;
-    case ConditionWord::WaitStatus::kOwnerDied:
-      return context.report_ended_owner(ended);
-    case ConditionWord::WaitStatus::kAlreadyHeld:
-      return settled::kAlreadyHeld;
-    case ConditionWord::WaitStatus::kNotOwner:
-      return settled::kNotOwner;
-    case ConditionWord::WaitStatus::kCorrupt:
-      break;
-  }
-  return settled::kCorrupt;
-}
-
-// conditionWait(conditionArray, index, mutexArray, index, timeoutMs) -> settlement; blocks.
-Napi::Value wait(const Napi::CallbackInfo& info) {
-  ConditionWord condition(shared_words(info, 0, ConditionWord::kWordCount));
-  MutexWord mutex(shared_words(info, 2, MutexWord::kWordCount));
-  const Deadline deadline = Deadline::after_ms(timeout_ms(info, 4));
-  ThreadContext& context = ThreadContext::of(info.Env());
-  ThreadId ended = kNoThread;
-  const ConditionWord::WaitStatus status =
-      condition.wait(mutex, context.thread(), deadline, &ended);
-  if (status == ConditionWord::WaitStatus::kInterrupted) return info.Env().Undefined();
-  return Napi::Number::New(info.Env(), from_wait_status(status, context, ended));
-}
-
-// conditionWaitAsync(conditionArray, index, mutexArray, index, id) -> PENDING or NOT_OWNER.
-Napi::Value wait_async(const Napi::CallbackInfo& info) {
-  std::int32_t* condition = shared_words(info, 0, ConditionWord::kWordCount);
-  std::int32_t* mutex = shared_words(info, 2, MutexWord::kWordCount);
-  if (!info[4].IsNumber()) throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE", "bad wait id");
-  ThreadContext& context = ThreadContext::of(info.Env());
-  MutexWord held(mutex);
-  if (!held.is_locked() || held.owner_thread() != context.thread()) {
-    return Napi::Number::New(info.Env(), settled::kNotOwner);
-  }
-  auto waiter = std::make_shared<ConditionAsyncWaiter>(
-      context.shared_from_this(), info[4].As<Napi::Number>().DoubleValue(), condition, mutex);
-  std::optional<Settlement> now = context.begin(waiter, [&]() -> std::optional<Settlement> {
-    ConditionWord(condition).enqueue(*waiter);
-    // Queued first, released second: a notifier holding the mutex always finds this waiter.
-    if (held.unlock(context.thread()) != MutexWord::UnlockStatus::kUnlocked) {
-      // Corrupt mutex word: take the waiter out again (it was never released to anyone).
-      if (waiter->remove()) return settled::kCorrupt;
-    }
-    return std::nullopt;
-  });
-  return Napi::Number::New(info.Env(), now.value_or(settled::kPending));
-}
-
 Napi::Value notify_one(const Napi::CallbackInfo& info) {
-  ConditionWord condition(shared_words(info, 0, ConditionWord::kWordCount));
+  ConditionWord condition(words_of(info, 0, ConditionWord::kWordCount));
   return Napi::Number::New(info.Env(), static_cast<double>(condition.notify_one()));
 }
 
 Napi::Value notify_all(const Napi::CallbackInfo& info) {
-  ConditionWord condition(shared_words(info, 0, ConditionWord::kWordCount));
+  ConditionWord condition(words_of(info, 0, ConditionWord::kWordCount));
   return Napi::Number::New(info.Env(), static_cast<double>(condition.notify_all()));
 }
 
-}  // namespace
-
-void export_condition(Napi::Env env, Napi::Object exports) {
-  exports.Set("conditionWait", Napi::Function::New(env, wait, "conditionWait"));
-  exports.Set("conditionWaitAsync", Napi::Function::New(env, wait_async, "conditionWaitAsync"));
+const Exports registered([](Napi::Env env, Napi::Object exports) {
+  exports.Set("conditionWait", Napi::Function::New(env, blocking_call<Wait>, "conditionWait"));
+  exports.Set("conditionWaitAsync",
+              Napi::Function::New(env, start_async<WaitAsync>, "conditionWaitAsync"));
   exports.Set("conditionNotifyOne", Napi::Function::New(env, notify_one, "conditionNotifyOne"));
   exports.Set("conditionNotifyAll", Napi::Function::New(env, notify_all, "conditionNotifyAll"));
 
@@ -150,6 +114,8 @@ void export_condition(Napi::Env env, Napi::Object exports) {
   layout.Set("NO_WAITERS", static_cast<double>(ConditionWord::kNoWaiters));
   layout.Set("MAY_HAVE_WAITERS", static_cast<double>(ConditionWord::kMayHaveWaiters));
   exports.Set("conditionLayout", layout);
-}
+});
+
+}  // namespace
 
 }  // namespace parklock::binding

@@ -1,26 +1,28 @@
-// The native half of lib/latch.js: only the count-down that may open the latch, so that the
-// compare-and-swap and the notify of every waiter happen in one call. Waiting goes through the
-// futex entries; count-downs that leave the count above 0 run in JavaScript.
-#include "latch_binding.h"
-
+// The native half of lib/latch.js: the count-down that may open the latch (so that the
+// compare-and-swap and the notify of every waiter happen in one call) and the waits.
+// Count-downs that leave the count above 0 run in JavaScript.
 #include <string>
 
 #include "errors.h"
+#include "exports.h"
+#include "futex.h"
+#include "handle.h"
 #include "latch.h"
-#include "shared_words.h"
+#include "wait_calls.h"
 
 namespace parklock::binding {
 
 namespace {
 
-// latchCountDown(int32Array, index, n) -> the count left (0 once this call opened the latch).
+// latchCountDown(handle, n) -> the count left (0 once this call opened the latch).
 // JavaScript has already checked n and the count it saw; the checks here catch a count that
 // dropped in between.
 Napi::Value count_down(const Napi::CallbackInfo& info) {
-  LatchWord latch(shared_words(info, 0, LatchWord::kWordCount));
-  if (!info[2].IsNumber())
+  LatchWord latch(words_of(info, 0, LatchWord::kWordCount));
+  if (!info[1].IsNumber()) {
     throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE", "n must be a number");
-  const double n = info[2].As<Napi::Number>().DoubleValue();
+  }
+  const double n = info[1].As<Napi::Number>().DoubleValue();
   if (!(n >= 1 && n <= LatchWord::kMaxCount) || static_cast<std::int32_t>(n) != n) {
     throw_range_error(info.Env(), "ERR_OUT_OF_RANGE", "n must be a positive integer");
   }
@@ -42,15 +44,71 @@ Napi::Value count_down(const Napi::CallbackInfo& info) {
   throw_corrupt(info.Env(), "latch");
 }
 
-}  // namespace
+// latchWait(handle, timeoutMs) -> ACQUIRED (open) | TIMED_OUT | CORRUPT; blocks.
+struct Wait {
+  static constexpr std::size_t kTimeoutArg = 1;
+  Wait(const Napi::CallbackInfo& info, ThreadId)
+      : latch(words_of(info, 0, LatchWord::kWordCount)) {}
+  LatchWord::WaitStatus run(BlockingWait& wait) { return latch.wait(wait.deadline); }
+  LatchWord latch;
+};
 
-void export_latch(Napi::Env env, Napi::Object exports) {
+// latchWaitAsync(handle, record) -> ACQUIRED, CORRUPT, or the queued wait's handle:
+// LatchWord::wait's loop, one futex wait per step, each queued on the count it last saw.
+class WaitAsync final : public AsyncOperation {
+ public:
+  static constexpr std::size_t kRecordArg = 1;
+  WaitAsync(const Napi::CallbackInfo& info, ThreadId)
+      : words_(words_of(info, 0, LatchWord::kWordCount)) {}
+
+  Settlement start(AsyncWaiter& waiter) override { return step(waiter); }
+
+  // Woken: by the release, by a count-down's change of the word, or by a futex.notify from
+  // elsewhere; the count decides. A cancel that lost the race is still a cancel, unless the
+  // latch opened: as for a timed wait, the count is checked last.
+  Settlement resume(AsyncWaiter& waiter, WakeToken) override {
+    if (waiter.cancel_requested()) return on_cancelled(waiter);
+    return step(waiter);
+  }
+
+  Settlement on_cancelled(AsyncWaiter&) override {
+    const std::int32_t count = LatchWord(words_).count();
+    if (count < 0) return settled::kCorrupt;
+    return count == 0 ? settled::kAcquired : settled::kCancelled;
+  }
+
+  // The notification may have been meant for one waiter (futex.notify): it goes to the next.
+  void abandon(AsyncWaiter&, WakeToken) noexcept override { futex::notify(count_word(), 1); }
+
+ private:
+  const std::int32_t* count_word() const { return words_ + LatchWord::kCountIndex; }
+
+  Settlement step(AsyncWaiter& waiter) {
+    for (;;) {
+      const std::int32_t count = LatchWord(words_).count();
+      if (count < 0) return settled::kCorrupt;
+      if (count == 0) return settled::kAcquired;
+      // Queued only while the word still holds `count`: the release, which notifies after the
+      // word became 0, finds it queued or it finds 0.
+      if (futex::enqueue_if_equal(count_word(), count, waiter)) return settled::kPending;
+    }
+  }
+
+  // Kept valid by the handle, which the pending wait's record holds through the Latch.
+  std::int32_t* const words_;
+};
+
+const Exports registered([](Napi::Env env, Napi::Object exports) {
   exports.Set("latchCountDown", Napi::Function::New(env, count_down, "latchCountDown"));
+  exports.Set("latchWait", Napi::Function::New(env, blocking_call<Wait>, "latchWait"));
+  exports.Set("latchWaitAsync", Napi::Function::New(env, start_async<WaitAsync>, "latchWaitAsync"));
 
   Napi::Object layout = new_layout<LatchWord>(env);
   layout.Set("COUNT_INDEX", static_cast<double>(LatchWord::kCountIndex));
   layout.Set("MAX_COUNT", static_cast<double>(LatchWord::kMaxCount));
   exports.Set("latchLayout", layout);
-}
+});
+
+}  // namespace
 
 }  // namespace parklock::binding

@@ -1,53 +1,17 @@
 // The native half of lib/semaphore.js: only the contended paths. JavaScript takes and returns
 // permits itself, with Atomics on the same word, while nobody is queued.
-#include "semaphore_binding.h"
-
 #include <cmath>
 #include <string>
 
 #include "errors.h"
+#include "exports.h"
+#include "handle.h"
 #include "semaphore.h"
-#include "settlement.h"
-#include "shared_words.h"
-#include "thread_context.h"
+#include "wait_calls.h"
 
 namespace parklock::binding {
 
 namespace {
-
-class SemaphoreAsyncWaiter final : public AsyncWaiter {
- public:
-  SemaphoreAsyncWaiter(std::shared_ptr<ThreadContext> context, double id, std::int32_t* words,
-                       std::int32_t permits)
-      : AsyncWaiter(std::move(context), id, permits), words_(words) {}
-
-  // JS thread: takes the permits now, or queues this waiter (returning nothing).
-  std::optional<Settlement> first_step() {
-    const SemaphoreWord::AsyncStep step = SemaphoreWord(words_).acquire_or_enqueue(*this);
-    if (step == SemaphoreWord::AsyncStep::kQueued) return std::nullopt;
-    return step == SemaphoreWord::AsyncStep::kAcquired ? settled::kAcquired : settled::kCorrupt;
-  }
-
-  // The only wake-up is a grant: the permits are this wait's, unless it was cancelled meanwhile.
-  std::optional<Settlement> resume(WakeToken token) override {
-    if (cancel_requested()) {
-      SemaphoreWord(words_).abandon_wake(request(), token);
-      return settled::kCancelled;
-    }
-    return settled::kAcquired;
-  }
-
-  void abandon(WakeToken token) noexcept override {
-    SemaphoreWord(words_).abandon_wake(request(), token);
-  }
-
-  // Leaving without a grant may unblock the waiters queued behind this one.
-  bool remove() noexcept override { return SemaphoreWord(words_).cancel(*this); }
-
- private:
-  // Kept valid by JavaScript: the pending wait's record holds the Semaphore and so its buffer.
-  std::int32_t* const words_;
-};
 
 // info[arg] as a number of permits: an integer from 1 to kMaxPermits.
 std::int32_t permit_count(const Napi::CallbackInfo& info, std::size_t arg) {
@@ -64,33 +28,58 @@ std::int32_t permit_count(const Napi::CallbackInfo& info, std::size_t arg) {
   return static_cast<std::int32_t>(n);
 }
 
-// semaphoreAcquireSlow(int32Array, index, n, timeoutMs) -> ACQUIRED | TIMED_OUT | CORRUPT;
-// blocks this thread.
-Napi::Value acquire_slow(const Napi::CallbackInfo& info) {
-  SemaphoreWord semaphore(shared_words(info, 0, SemaphoreWord::kWordCount));
-  const std::int32_t n = permit_count(info, 2);
-  const Deadline deadline = Deadline::after_ms(timeout_ms(info, 3));
-  ThreadContext::of(info.Env());  // this thread's interrupt is installed
-  switch (semaphore.acquire_slow(n, deadline)) {
-    case SemaphoreWord::AcquireStatus::kAcquired:
-      return Napi::Number::New(info.Env(), settled::kAcquired);
-    case SemaphoreWord::AcquireStatus::kTimedOut:
-      return Napi::Number::New(info.Env(), settled::kTimedOut);
-    case SemaphoreWord::AcquireStatus::kInterrupted:
-      // Terminating: the pending termination exception unwinds the caller.
-      return info.Env().Undefined();
-    case SemaphoreWord::AcquireStatus::kCorrupt:
-    case SemaphoreWord::AcquireStatus::kBadCount:  // permit_count() has ruled it out
-      break;
+// semaphoreAcquireSlow(handle, n, timeoutMs) -> ACQUIRED | TIMED_OUT | CORRUPT; blocks.
+struct AcquireSlow {
+  static constexpr std::size_t kTimeoutArg = 2;
+  AcquireSlow(const Napi::CallbackInfo& info, ThreadId)
+      : semaphore(words_of(info, 0, SemaphoreWord::kWordCount)), n(permit_count(info, 1)) {}
+  SemaphoreWord::AcquireStatus run(BlockingWait& wait) {
+    return semaphore.acquire_slow(n, wait.deadline);
   }
-  return Napi::Number::New(info.Env(), settled::kCorrupt);
-}
+  SemaphoreWord semaphore;
+  std::int32_t n;
+};
 
-// semaphoreReleaseSlow(int32Array, index, n) -> true, or false if the permits would exceed
-// kMaxPermits (nothing was released); throws if the word is corrupt.
+// semaphoreAcquireAsync(handle, n, record) -> ACQUIRED, CORRUPT, or the queued wait's handle.
+class AcquireAsync final : public AsyncOperation {
+ public:
+  static constexpr std::size_t kRecordArg = 2;
+  AcquireAsync(const Napi::CallbackInfo& info, ThreadId)
+      : words_(words_of(info, 0, SemaphoreWord::kWordCount)), n_(permit_count(info, 1)) {}
+
+  std::int64_t request() const override { return n_; }
+
+  Settlement start(AsyncWaiter& waiter) override {
+    return settlement_of(SemaphoreWord(words_).acquire_or_enqueue(waiter));
+  }
+
+  // The only wake-up is a grant: the permits are this wait's, unless it was cancelled meanwhile.
+  Settlement resume(AsyncWaiter& waiter, WakeToken token) override {
+    if (!waiter.cancel_requested()) return settled::kAcquired;
+    abandon(waiter, token);
+    return settled::kCancelled;
+  }
+
+  void abandon(AsyncWaiter& /*waiter*/, WakeToken token) noexcept override {
+    SemaphoreWord(words_).abandon_wake(n_, token);
+  }
+
+  // Leaving without a grant may unblock the waiters queued behind this one.
+  bool remove(AsyncWaiter& waiter, parking_lot::Wakeups* deferred) noexcept override {
+    return SemaphoreWord(words_).cancel(waiter, deferred);
+  }
+
+ private:
+  // Kept valid by the handle, which the pending wait's record holds through the Semaphore.
+  std::int32_t* const words_;
+  const std::int32_t n_;
+};
+
+// semaphoreReleaseSlow(handle, n) -> true, or false if the permits would exceed kMaxPermits
+// (nothing was released); throws if the word is corrupt.
 Napi::Value release_slow(const Napi::CallbackInfo& info) {
-  SemaphoreWord semaphore(shared_words(info, 0, SemaphoreWord::kWordCount));
-  const std::int32_t n = permit_count(info, 2);
+  SemaphoreWord semaphore(words_of(info, 0, SemaphoreWord::kWordCount));
+  const std::int32_t n = permit_count(info, 1);
   switch (semaphore.release_slow(n)) {
     case SemaphoreWord::ReleaseStatus::kReleased:
       return Napi::Boolean::New(info.Env(), true);
@@ -103,28 +92,13 @@ Napi::Value release_slow(const Napi::CallbackInfo& info) {
   throw_corrupt(info.Env(), "semaphore");
 }
 
-// semaphoreAcquireAsync(int32Array, index, n, id) -> ACQUIRED, CORRUPT, or PENDING (then the wait
-// `id` settles through the thread's on_settle callback).
-Napi::Value acquire_async(const Napi::CallbackInfo& info) {
-  std::int32_t* words = shared_words(info, 0, SemaphoreWord::kWordCount);
-  const std::int32_t n = permit_count(info, 2);
-  if (!info[3].IsNumber()) throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE", "bad wait id");
-  ThreadContext& context = ThreadContext::of(info.Env());
-  auto waiter = std::make_shared<SemaphoreAsyncWaiter>(
-      context.shared_from_this(), info[3].As<Napi::Number>().DoubleValue(), words, n);
-  std::optional<Settlement> now = context.begin(waiter, [&] { return waiter->first_step(); });
-  return Napi::Number::New(info.Env(), now.value_or(settled::kPending));
-}
-
-}  // namespace
-
-void export_semaphore(Napi::Env env, Napi::Object exports) {
+const Exports registered([](Napi::Env env, Napi::Object exports) {
   exports.Set("semaphoreAcquireSlow",
-              Napi::Function::New(env, acquire_slow, "semaphoreAcquireSlow"));
+              Napi::Function::New(env, blocking_call<AcquireSlow>, "semaphoreAcquireSlow"));
   exports.Set("semaphoreReleaseSlow",
               Napi::Function::New(env, release_slow, "semaphoreReleaseSlow"));
   exports.Set("semaphoreAcquireAsync",
-              Napi::Function::New(env, acquire_async, "semaphoreAcquireAsync"));
+              Napi::Function::New(env, start_async<AcquireAsync>, "semaphoreAcquireAsync"));
 
   Napi::Object layout = new_layout<SemaphoreWord>(env);
   layout.Set("PERMITS_MASK", SemaphoreWord::kPermitsMask);
@@ -132,6 +106,8 @@ void export_semaphore(Napi::Env env, Napi::Object exports) {
   layout.Set("RESERVED_BIT", SemaphoreWord::kReservedBit);
   layout.Set("MAX_PERMITS", SemaphoreWord::kMaxPermits);
   exports.Set("semaphoreLayout", layout);
-}
+});
+
+}  // namespace
 
 }  // namespace parklock::binding

@@ -6,10 +6,8 @@
 
 namespace parklock::binding {
 
-std::int32_t* shared_words(const Napi::CallbackInfo& info, std::size_t arg,
+std::int32_t* shared_words(Napi::Env env, napi_value value, napi_value index_value,
                            std::size_t word_count) {
-  Napi::Env env = info.Env();
-  napi_value value = info[arg];
   bool is_typed_array = false;
   napi_typedarray_type type = napi_uint8_array;
   std::size_t length = 0;
@@ -26,10 +24,11 @@ std::int32_t* shared_words(const Napi::CallbackInfo& info, std::size_t arg,
       is_array_buffer) {
     throw_type_error(env, "ERR_INVALID_ARG_TYPE", "expected an Int32Array on a SharedArrayBuffer");
   }
-  if (!info[arg + 1].IsNumber()) {
+  const Napi::Value index_js(env, index_value);
+  if (!index_js.IsNumber()) {
     throw_type_error(env, "ERR_INVALID_ARG_TYPE", "expected an integer index");
   }
-  const double index = info[arg + 1].As<Napi::Number>().DoubleValue();
+  const double index = index_js.As<Napi::Number>().DoubleValue();
   if (!(index >= 0) || std::floor(index) != index ||
       index + static_cast<double>(word_count) > static_cast<double>(length)) {
     throw_range_error(env, "ERR_OUT_OF_RANGE", "index out of range of the Int32Array");

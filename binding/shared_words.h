@@ -1,4 +1,5 @@
-// Locating a primitive's words from the (Int32Array, index) pair JavaScript passes.
+// Locating words from an (Int32Array, index) pair, for the calls that name a word per call
+// (futex, queuedCount) and for handle(), which does it once per primitive instance.
 //
 // The JavaScript layer validates arguments with precise messages before it calls in; these checks
 // are the second line, so that no call into the addon can touch memory outside the array.
@@ -11,9 +12,15 @@
 
 namespace parklock::binding {
 
-// The address of info[arg] (an Int32Array) at element info[arg + 1], where `word_count` elements
-// must fit. Throws TypeError / RangeError otherwise.
-std::int32_t* shared_words(const Napi::CallbackInfo& info, std::size_t arg, std::size_t word_count);
+// The address of `array` (an Int32Array on a SharedArrayBuffer) at element `index`, where
+// `word_count` elements must fit. Throws TypeError / RangeError otherwise.
+std::int32_t* shared_words(Napi::Env env, napi_value array, napi_value index,
+                           std::size_t word_count);
+// The same for info[arg] at element info[arg + 1].
+inline std::int32_t* shared_words(const Napi::CallbackInfo& info, std::size_t arg,
+                                  std::size_t word_count) {
+  return shared_words(info.Env(), info[arg], info[arg + 1], word_count);
+}
 
 // A primitive's layout object for JavaScript, starting with the three entries every primitive has;
 // the caller adds the primitive's own constants.

@@ -1,30 +1,28 @@
 'use strict';
 // The JavaScript half of asynchronous waits, shared by every primitive.
 //
-// The addon settles each pending wait on this thread by calling `onSettle(id, settlement)` through
+// Each wait hands the addon a record, `{ settle, owner }`; the addon keeps it while the wait is
+// pending and settles the wait on this thread by calling `onSettle(record, settlement)` through
 // the thread's one threadsafe function, which keeps the event loop alive exactly while a wait is
-// pending. Here we map ids to Promises and implement timeouts and AbortSignal by cancelling in
-// the addon: cancel() either removes the wait and returns how it ended (CANCELLED: we reject
+// pending. A wait that queues gets a handle (a negative number) from the addon; here we implement
+// timeouts and AbortSignal by cancelling it: cancel(handle) either removes the wait and returns
+// how it ended (CANCELLED: we reject
 // now; or what it had already been given, which stands: a notified condition wait whose timeout
 // fires while it re-locks its mutex is still notified), or reports that its wake-up is already on
 // the way, in which case the addon passes on what the wake-up gave (a lock handed over, say) and
 // settles the wait as CANCELLED, and we reject then.
 const native = require('./native');
-const { TimeoutError, OwnerDiedError } = require('./errors');
-const { Guard } = require('./guard');
+const { TimeoutError } = require('./errors');
 const { isAborted, reasonOf, listen } = require('./signals');
-const { joinCopies } = require('./copies');
+const { joinEnvironment } = require('./copies');
 
 const { settled } = native;
-const pending = new Map();
+let pending = 0; // waits of this copy of lib/ that are queued in the addon
 
-// Whether the wait `id` is one of this copy's (see ./copies.js); settles it if so.
-function onSettle(id, settlement) {
-  const wait = pending.get(id);
-  if (wait === undefined) return false;
-  pending.delete(id);
-  wait.settle(settlement);
-  return true;
+// The same in every copy of lib/ (./copies.js): whichever copy initialised the addon, each
+// record settles itself.
+function onSettle(record, settlement) {
+  record.settle(settlement);
 }
 
 // Any JS function: a thread blocked in a synchronous wait calls it now and then, and the call
@@ -33,7 +31,7 @@ function probe() {}
 
 function noop() {}
 
-const { threadId, newWaitId } = joinCopies(native, onSettle, probe);
+const threadId = joinEnvironment(native, onSettle, probe);
 
 // setTimeout fires at once for delays beyond 2^31-1 ms, so longer timeouts are chained.
 const MAX_TIMER_DELAY = 0x7fffffff;
@@ -49,8 +47,9 @@ function startTimer(ms, fire) {
   return timer;
 }
 
-// Runs an asynchronous wait. `begin(id)` calls the addon, which returns a settlement at once or
-// settled.PENDING; `interpret(settlement)` turns a settlement into the Promise's value (or throws).
+// Runs an asynchronous wait. `begin(record)` calls the addon, which returns a settlement (> 0) at
+// once, or the queued wait's handle (< 0); `interpret(settlement)` turns a settlement into the
+// Promise's value (or throws).
 // A wait cancelled by its timeout rejects with a TimeoutError, unless `timedOutValue` is given:
 // then it resolves to that (futex.waitAsync resolves 'timed-out', Condition#waitAsync false).
 // `owner` is kept reachable while the wait is pending, and with it the shared memory the addon
@@ -61,17 +60,17 @@ function startTimer(ms, fire) {
 // begin(), because a throw after it would leave the wait queued in the addon, to take a lock (or
 // permits) later for nobody.
 function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) {
-  const id = newWaitId();
   let cancelled = false;
   let reason; // why it was cancelled (an abort reason may be any value, undefined included)
-  let queued = false;
+  let queued; // the wait's handle while it is queued in the addon
+  const record = { settle: noop, owner };
   const cancel = (why) => {
     if (cancelled) return;
     cancelled = true;
     reason = why;
-    if (!queued || !pending.has(id)) return;
-    const now = native.cancel(id);
-    if (now !== undefined) onSettle(id, now);
+    if (queued === undefined) return;
+    const now = native.cancel(queued);
+    if (now !== undefined) record.settle(now);
   };
   let stopListening = noop;
   if (signal !== undefined) {
@@ -82,12 +81,12 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
   }
   let now;
   try {
-    now = begin(id);
+    now = begin(record);
   } catch (error) {
     stopListening();
     throw error;
   }
-  if (now !== settled.PENDING) {
+  if (now > 0) {
     stopListening();
     try {
       return Promise.resolve(interpret(now));
@@ -97,7 +96,10 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
   }
   return new Promise((resolve, reject) => {
     let timer;
-    const settle = (settlement) => {
+    record.settle = (settlement) => {
+      if (queued === undefined) return;
+      queued = undefined;
+      pending -= 1;
       if (timer !== undefined) clearTimeout(timer.handle);
       stopListening();
       if (settlement === settled.CANCELLED) {
@@ -111,18 +113,12 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
         reject(error);
       }
     };
-    pending.set(id, { settle, owner });
-    queued = true;
+    queued = now;
+    pending += 1;
     if (timeout !== Infinity) {
       timer = startTimer(timeout, () => cancel(new TimeoutError(`Timed out after ${timeout} ms`)));
     }
   });
 }
 
-// The error for a settlement of OWNER_DIED: the lock was acquired (`held` is what the guard
-// releases) from an owner that ended; the addon reports which one right after that settlement.
-function ownerDied(what, held) {
-  return new OwnerDiedError(what, new Guard(held), native.endedOwner());
-}
-
-module.exports = { threadId, settled, waitAsync, ownerDied, pendingCount: () => pending.size };
+module.exports = { threadId, settled, waitAsync, pendingCount: () => pending };

@@ -1,27 +1,24 @@
 'use strict';
 // Barrier: a reusable barrier for a fixed number of parties in two shared words (addon/barrier.h
-// documents the layout and the algorithm; the constants come from the addon). Arrivals that are
-// not last and withdrawals are one Atomics.compareExchange here; the last arrival goes to the
-// addon, which moves to the next generation and notifies every waiter in the same call. Waiting
-// goes through the futex entries.
+// documents the layout and the algorithm; the constants come from the addon). Arriving, waiting
+// and withdrawing all run in the addon (BarrierWord::arrive_and_wait, and its asynchronous form),
+// so the last arrival moves to the next generation and notifies every waiter in one call.
 const native = require('./native');
 const { attach, attachForInit, defineLocation, defineSize } = require('./shared_memory');
-const { settled, waitAsync: startWaitAsync } = require('./async_waits');
+const { waitAsync: startWaitAsync } = require('./async_waits');
+const { vocabulary, outcome } = require('./outcomes');
 const { validateTimeout, validateAsyncOptions, validateInteger } = require('./validate');
 const { invalidArgType, lockError, corrupt, TimeoutError } = require('./errors');
 const { rejectingMethods } = require('./promise_form');
-const { isAborted, reasonOf } = require('./signals');
 
 const layout = native.barrierLayout;
-const { STATE_INDEX, PARTIES_INDEX, GENERATION_SHIFT, ARRIVED_MASK, MAX_PARTIES, ARRIVED_LAST } =
-  layout;
+const { STATE_INDEX, PARTIES_INDEX, MAX_PARTIES, WORDS } = layout;
 
-const generationOf = (state) => state >>> GENERATION_SHIFT;
-
-// What one futex step of waitAsync ended with.
-const WOKEN = 'woken';
-const TIMED_OUT = 'timed-out';
-const stepOutcome = () => WOKEN;
+// A wait: true in the last party to arrive, false in the others that passed; TIMED_OUT (a
+// blocking wait that withdrew its arrival) becomes a TimeoutError.
+const TIMED_OUT = Symbol('timed out');
+const BARRIER = vocabulary({ what: 'barrier', leader: true, acquired: false, timedOut: TIMED_OUT });
+const passed = (settlement) => outcome(settlement, BARRIER);
 
 function validateParties(parties) {
   return validateInteger(parties, 'parties', 1, MAX_PARTIES);
@@ -47,6 +44,8 @@ function timedOut(timeout) {
 
 class Barrier {
   #words;
+  // The addon's handle of #words, made the first time this instance needs the addon.
+  #handle;
 
   // new Barrier(parties) allocates its own memory for `parties` parties; new Barrier(
   // sharedArrayBuffer, byteOffset = 0) and new Barrier({ buffer, byteOffset }) use a barrier
@@ -89,21 +88,14 @@ class Barrier {
   // which case this party has passed and gets false.
   wait(timeoutMs = Infinity) {
     validateTimeout(timeoutMs, 'timeoutMs');
-    const deadline = performance.now() + timeoutMs;
-    const generation = this.#arrive();
-    if (generation === ARRIVED_LAST) return true;
-    for (;;) {
-      const state = Atomics.load(this.#words, STATE_INDEX);
-      if (generationOf(state) !== generation) return false;
-      const remaining = deadline - performance.now();
-      if (remaining <= 0) return this.#giveUp(generation, timedOut(timeoutMs));
-      const settlement = native.futexWait(this.#words, STATE_INDEX, state, remaining);
-      // undefined: the worker is terminating and its pending exception unwinds this call; the
-      // arrival stands (addon/barrier.h).
-      if (settlement === undefined) return false;
-      if (settlement === settled.TIMED_OUT) return this.#giveUp(generation, timedOut(timeoutMs));
-      // Woken or NOT_EQUAL: the generation decides.
-    }
+    checkedParties(this.#words);
+    const settlement = native.barrierWait(this.#native, timeoutMs);
+    // undefined: the worker is terminating and its pending exception unwinds this call; the
+    // arrival stands (addon/barrier.h).
+    if (settlement === undefined) return false;
+    const result = passed(settlement);
+    if (result === TIMED_OUT) throw timedOut(timeoutMs);
+    return result;
   }
 
   // As wait(), but never blocks: resolves true in the last party to arrive, false in the others;
@@ -112,62 +104,19 @@ class Barrier {
   // arriving.
   waitAsync(options) {
     const { timeout, signal } = validateAsyncOptions(options);
-    if (isAborted(signal)) return Promise.reject(reasonOf(signal));
-    const deadline = performance.now() + timeout;
-    const generation = this.#arrive();
-    if (generation === ARRIVED_LAST) return Promise.resolve(true);
-    return this.#waitAsync(generation, deadline, timeout, signal);
+    return startWaitAsync(
+      this,
+      (record) => {
+        checkedParties(this.#words);
+        return native.barrierWaitAsync(this.#native, record);
+      },
+      { timeout, signal },
+      passed,
+    );
   }
 
-  async #waitAsync(generation, deadline, timeout, signal) {
-    try {
-      for (;;) {
-        const state = Atomics.load(this.#words, STATE_INDEX);
-        if (generationOf(state) !== generation) return false;
-        const remaining = deadline - performance.now();
-        if (remaining <= 0) throw timedOut(timeout);
-        const outcome = await startWaitAsync(
-          this,
-          (id) => native.futexWaitAsync(this.#words, STATE_INDEX, state, id),
-          { timeout: remaining, signal },
-          stepOutcome,
-          TIMED_OUT,
-        );
-        if (outcome === TIMED_OUT) {
-          if (generationOf(Atomics.load(this.#words, STATE_INDEX)) !== generation) return false;
-          throw timedOut(timeout);
-        }
-      }
-    } catch (error) {
-      return this.#giveUp(generation, error);
-    }
-  }
-
-  // Counts this party in the current generation: ARRIVED_LAST if it completed the generation,
-  // otherwise the generation to wait for.
-  #arrive() {
-    const parties = checkedParties(this.#words);
-    for (;;) {
-      const state = Atomics.load(this.#words, STATE_INDEX);
-      const arrived = state & ARRIVED_MASK;
-      if (arrived >= parties) throw corrupt('barrier');
-      if (arrived + 1 === parties) return native.barrierArrive(this.#words, STATE_INDEX);
-      if (Atomics.compareExchange(this.#words, STATE_INDEX, state, state + 1) === state) {
-        return generationOf(state);
-      }
-    }
-  }
-
-  // A waiter of `generation` stops waiting because of `error`: it withdraws its arrival and
-  // throws, or, if the generation has completed, it has passed and returns false.
-  #giveUp(generation, error) {
-    for (;;) {
-      const state = Atomics.load(this.#words, STATE_INDEX);
-      // Arrived 0 in our generation number: a later generation with the same number (see
-      // Limits in addon/barrier.h), so ours completed.
-      if (generationOf(state) !== generation || (state & ARRIVED_MASK) === 0) return false;
-      if (Atomics.compareExchange(this.#words, STATE_INDEX, state, state - 1) === state) throw error;
-    }
+  get #native() {
+    return (this.#handle ??= native.handle(this.#words, WORDS));
   }
 }
 

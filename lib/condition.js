@@ -5,48 +5,40 @@
 // waits on stays in JavaScript.
 const native = require('./native');
 const { attach, defineLocation, defineSize } = require('./shared_memory');
-const { settled, waitAsync, ownerDied } = require('./async_waits');
-const { wordOf, isMutex } = require('./mutex');
+const { waitAsync } = require('./async_waits');
+const { vocabulary, outcome } = require('./outcomes');
+const { handleOf, isMutex } = require('./mutex');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
-const { invalidArgType, lockError, corrupt } = require('./errors');
+const { invalidArgType, lockError } = require('./errors');
 const { rejectingMethods } = require('./promise_form');
 
 const layout = native.conditionLayout;
-const { NO_WAITERS } = layout;
+const { NO_WAITERS, WORDS } = layout;
 
-function heldMutexWord(mutex) {
+const NOT_OWNER = 'Condition wait requires the mutex to be held by this thread';
+// How a wait on a mutex ended: true if notified, false if it timed out. OWNER_DIED: re-acquired,
+// but from an owner that ended holding the mutex, so the data needs repair.
+const CONDITION = vocabulary({
+  what: 'mutex or condition',
+  acquired: true,
+  timedOut: false,
+  ownerDied: 'mutex',
+  deadlock:
+    'This thread cannot re-acquire the mutex: a pending lockAsync() of this thread was handed ' +
+    'it while the thread was blocked in Condition#wait',
+  notOwner: NOT_OWNER,
+});
+
+function heldMutexHandle(mutex) {
   if (!isMutex(mutex)) throw invalidArgType('mutex', 'an instance of Mutex', mutex);
-  if (!mutex.isHeldByCurrentThread) {
-    throw lockError('ERR_PARKLOCK_NOT_OWNER', 'Condition wait requires the mutex to be held by this thread');
-  }
-  return wordOf(mutex);
-}
-
-// How a wait on `mutex` ended: true if notified, false if it timed out; throws otherwise.
-function notified(settlement, mutex) {
-  switch (settlement) {
-    case settled.ACQUIRED:
-      return true;
-    case settled.TIMED_OUT:
-      return false;
-    case settled.OWNER_DIED:
-      // Re-acquired, but from an owner that ended holding the mutex: the data needs repair.
-      throw ownerDied('mutex', mutex);
-    case settled.ALREADY_HELD:
-      throw lockError(
-        'ERR_PARKLOCK_DEADLOCK',
-        'This thread cannot re-acquire the mutex: a pending lockAsync() of this thread was ' +
-          'handed it while the thread was blocked in Condition#wait',
-      );
-    case settled.NOT_OWNER:
-      throw lockError('ERR_PARKLOCK_NOT_OWNER', 'Condition wait requires the mutex to be held by this thread');
-    default:
-      throw corrupt('mutex or condition');
-  }
+  if (!mutex.isHeldByCurrentThread) throw lockError('ERR_PARKLOCK_NOT_OWNER', NOT_OWNER);
+  return handleOf(mutex);
 }
 
 class Condition {
   #word;
+  // The addon's handle of #word, made the first time this instance needs the addon.
+  #handle;
 
   constructor(...location) {
     const { buffer, byteOffset, words } = attach(location, layout);
@@ -57,21 +49,21 @@ class Condition {
   // Releases `mutex` (held by this thread), blocks until notified or timeoutMs passes, and
   // re-acquires the mutex. true if notified, false on timeout; the mutex is held either way.
   wait(mutex, timeoutMs = Infinity) {
-    const mutexWord = heldMutexWord(mutex);
+    const mutexHandle = heldMutexHandle(mutex);
     validateTimeout(timeoutMs, 'timeoutMs');
-    return notified(native.conditionWait(this.#word, 0, mutexWord, 0, timeoutMs), mutex);
+    return outcome(native.conditionWait(this.#native, mutexHandle, timeoutMs), CONDITION, mutex);
   }
 
   // The same without blocking: resolves true if notified, false on timeout, and rejects with
   // signal.reason if aborted; in every case only once this thread holds the mutex again.
   waitAsync(mutex, options) {
-    const mutexWord = heldMutexWord(mutex);
+    const mutexHandle = heldMutexHandle(mutex);
     const { timeout, signal } = validateAsyncOptions(options);
     return waitAsync(
       [this, mutex],
-      (id) => native.conditionWaitAsync(this.#word, 0, mutexWord, 0, id),
+      (record) => native.conditionWaitAsync(this.#native, mutexHandle, record),
       { timeout, signal },
-      (settlement) => notified(settlement, mutex),
+      (settlement) => outcome(settlement, CONDITION, mutex),
       false,
     );
   }
@@ -79,13 +71,17 @@ class Condition {
   // Wakes the longest waiter; returns the number woken (0 or 1).
   notifyOne() {
     if (Atomics.load(this.#word, 0) === NO_WAITERS) return 0;
-    return native.conditionNotifyOne(this.#word, 0);
+    return native.conditionNotifyOne(this.#native);
   }
 
   // Wakes every waiter (moving them onto the mutex's queue while it is held); returns how many.
   notifyAll() {
     if (Atomics.load(this.#word, 0) === NO_WAITERS) return 0;
-    return native.conditionNotifyAll(this.#word, 0);
+    return native.conditionNotifyAll(this.#native);
+  }
+
+  get #native() {
+    return (this.#handle ??= native.handle(this.#word, WORDS));
   }
 }
 

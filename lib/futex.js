@@ -4,7 +4,8 @@
 // worker.terminate() interrupts. Its waiters are parklock's own (addon/futex.h): Atomics.notify
 // does not wake them and futex.notify does not wake Atomics.wait.
 const native = require('./native');
-const { settled, waitAsync: startWaitAsync } = require('./async_waits');
+const { waitAsync: startWaitAsync } = require('./async_waits');
+const { vocabulary, outcome } = require('./outcomes');
 const { invalidArgType, outOfRange } = require('./errors');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
 const { rejectingThrows } = require('./promise_form');
@@ -24,16 +25,8 @@ function validateExpected(expected) {
   return expected | 0;
 }
 
-function outcome(settlement) {
-  switch (settlement) {
-    case settled.ACQUIRED:
-      return 'ok';
-    case settled.NOT_EQUAL:
-      return 'not-equal';
-    default:
-      return 'timed-out';
-  }
-}
+const FUTEX = vocabulary({ what: 'futex', acquired: 'ok', notEqual: 'not-equal', timedOut: 'timed-out' });
+const result = (settlement) => outcome(settlement, FUTEX);
 
 // Blocks while array[index] === expected, until notified or timeoutMs passes.
 function wait(array, index, expected, timeoutMs = Infinity) {
@@ -41,7 +34,7 @@ function wait(array, index, expected, timeoutMs = Infinity) {
   const value = validateExpected(expected);
   validateTimeout(timeoutMs, 'timeoutMs');
   if (Atomics.load(array, index) !== value) return 'not-equal';
-  return outcome(native.futexWait(array, index, value, timeoutMs));
+  return result(native.futexWait(array, index, value, timeoutMs));
 }
 
 // Resolves when notified ('ok'), at once if the value differs ('not-equal'), or 'timed-out';
@@ -53,9 +46,9 @@ const waitAsync = rejectingThrows(function waitAsync(array, index, expected, opt
   if (Atomics.load(array, index) !== value) return Promise.resolve('not-equal');
   return startWaitAsync(
     array,
-    (id) => native.futexWaitAsync(array, index, value, id),
+    (record) => native.futexWaitAsync(array, index, value, record),
     { timeout, signal },
-    outcome,
+    result,
     'timed-out',
   );
 });

@@ -1,23 +1,23 @@
 'use strict';
 // Latch: a single-use countdown latch in one shared word (addon/latch.h documents the layout and
-// the algorithm; the constants come from the addon). Waiting goes through the futex entries;
-// count-downs that leave the count above 0 are one Atomics.compareExchange here, and the one that
-// opens the latch goes to the addon, which notifies every waiter in the same call.
+// the algorithm; the constants come from the addon). Count-downs that leave the count above 0 are
+// one Atomics.compareExchange here; the one that opens the latch goes to the addon, which notifies
+// every waiter in the same call. Waits that find the latch closed run in the addon
+// (LatchWord::wait, and its asynchronous form).
 const native = require('./native');
 const { attach, attachForInit, defineLocation, defineSize } = require('./shared_memory');
-const { settled, waitAsync: startWaitAsync } = require('./async_waits');
+const { waitAsync: startWaitAsync } = require('./async_waits');
+const { vocabulary, outcome } = require('./outcomes');
 const { validateTimeout, validateAsyncOptions, validateInteger } = require('./validate');
 const { invalidArgType, outOfRange, corrupt } = require('./errors');
 const { rejectingMethods } = require('./promise_form');
-const { isAborted, reasonOf } = require('./signals');
 
 const layout = native.latchLayout;
-const { COUNT_INDEX, MAX_COUNT } = layout;
+const { COUNT_INDEX, MAX_COUNT, WORDS } = layout;
 
-// What one futex step of waitAsync ended with.
-const WOKEN = 'woken';
-const TIMED_OUT = 'timed-out';
-const stepOutcome = (settlement) => (settlement === settled.TIMED_OUT ? TIMED_OUT : WOKEN);
+// A wait: true once the latch is open, false if it timed out.
+const LATCH = vocabulary({ what: 'latch', acquired: true, timedOut: false });
+const opened = (settlement) => outcome(settlement, LATCH);
 
 function validateCount(count, name) {
   return validateInteger(count, name, 0, MAX_COUNT);
@@ -31,6 +31,8 @@ function checked(count) {
 
 class Latch {
   #word;
+  // The addon's handle of #word, made the first time this instance needs the addon.
+  #handle;
 
   // new Latch(count) allocates its own memory holding `count`; new Latch(sharedArrayBuffer,
   // byteOffset = 0) and new Latch({ buffer, byteOffset }) use a latch already in that memory
@@ -71,7 +73,7 @@ class Latch {
         throw outOfRange('n', `a positive integer at most the remaining count (${count})`, n);
       }
       if (n === count) {
-        native.latchCountDown(this.#word, COUNT_INDEX, n);
+        native.latchCountDown(this.#native, n);
         return;
       }
       if (Atomics.compareExchange(this.#word, COUNT_INDEX, count, count - n) === count) return;
@@ -86,44 +88,28 @@ class Latch {
   // Blocks this thread until the latch opens (true) or timeoutMs passes (false).
   wait(timeoutMs = Infinity) {
     validateTimeout(timeoutMs, 'timeoutMs');
-    const deadline = performance.now() + timeoutMs;
-    for (;;) {
-      const count = checked(Atomics.load(this.#word, COUNT_INDEX));
-      if (count === 0) return true;
-      const remaining = deadline - performance.now();
-      if (remaining <= 0) return false;
-      const settlement = native.futexWait(this.#word, COUNT_INDEX, count, remaining);
-      // undefined: the worker is terminating and its pending exception unwinds this call.
-      if (settlement === undefined) return false;
-      if (settlement === settled.TIMED_OUT) return this.count === 0;
-      // Woken or NOT_EQUAL: the count decides.
-    }
+    if (this.count === 0) return true;
+    const settlement = native.latchWait(this.#native, timeoutMs);
+    // undefined: the worker is terminating and its pending exception unwinds this call.
+    return settlement !== undefined && opened(settlement);
   }
 
   // Resolves true once the latch opens, false if `timeout` passes first; rejects with
   // signal.reason if aborted. Never blocks the thread.
   waitAsync(options) {
     const { timeout, signal } = validateAsyncOptions(options);
-    if (isAborted(signal)) return Promise.reject(reasonOf(signal));
-    if (this.count === 0) return Promise.resolve(true);
-    return this.#waitAsync(performance.now() + timeout, signal);
+    if (signal === undefined && this.count === 0) return Promise.resolve(true);
+    return startWaitAsync(
+      this,
+      (record) => native.latchWaitAsync(this.#native, record),
+      { timeout, signal },
+      opened,
+      false,
+    );
   }
 
-  async #waitAsync(deadline, signal) {
-    for (;;) {
-      const count = this.count;
-      if (count === 0) return true;
-      const remaining = deadline - performance.now();
-      if (remaining <= 0) return false;
-      const outcome = await startWaitAsync(
-        this,
-        (id) => native.futexWaitAsync(this.#word, COUNT_INDEX, count, id),
-        { timeout: remaining, signal },
-        stepOutcome,
-        TIMED_OUT,
-      );
-      if (outcome === TIMED_OUT) return this.count === 0;
-    }
+  get #native() {
+    return (this.#handle ??= native.handle(this.#word, WORDS));
   }
 }
 

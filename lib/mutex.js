@@ -4,7 +4,8 @@
 // the word; the addon is entered only on contention.
 const native = require('./native');
 const { attach, defineLocation, defineSize } = require('./shared_memory');
-const { threadId, settled, waitAsync, ownerDied } = require('./async_waits');
+const { threadId, settled, waitAsync } = require('./async_waits');
+const { vocabulary, outcome } = require('./outcomes');
 const { validateTimeout, validateAsyncOptions, validateFunction } = require('./validate');
 const { lockError, corrupt, TimeoutError, OwnerDiedError } = require('./errors');
 const { Guard } = require('./guard');
@@ -12,25 +13,36 @@ const { rejectingMethods } = require('./promise_form');
 const { isAborted } = require('./signals');
 
 const layout = native.mutexLayout;
-const { UNLOCKED, LOCKED, LOCKED_PARKED, OWNER_SHIFT, STATE_MASK } = layout;
+const { UNLOCKED, LOCKED, LOCKED_PARKED, OWNER_SHIFT, STATE_MASK, WORDS } = layout;
 // This thread's word when it holds the mutex and nobody is parked.
 const HELD_BY_ME = (threadId << OWNER_SHIFT) | LOCKED;
+
+const MUTEX = vocabulary({
+  what: 'mutex',
+  acquired: true,
+  timedOut: false,
+  deadlock:
+    'This thread already holds the mutex (a pending lockAsync() of this thread was handed it ' +
+    'while the thread was blocked waiting for it)',
+});
 
 function ownerOf(word) {
   return word >>> OWNER_SHIFT;
 }
 
-// The Int32Array over a Mutex's word, for the other primitives of this package (Condition), and
+// The addon's handle of a Mutex's word, for the other primitives of this package (Condition), and
 // whether a value is a Mutex: a brand check, which unlike instanceof neither runs a Proxy's traps
 // nor accepts an object made from Mutex.prototype.
-let wordOf;
+let handleOf;
 let isMutex;
 
 class Mutex {
   #word;
+  // The addon's handle of #word, made the first time this instance needs the addon.
+  #handle;
 
   static {
-    wordOf = (mutex) => mutex.#word;
+    handleOf = (mutex) => mutex.#native;
     isMutex = (value) => value !== null && typeof value === 'object' && #word in value;
   }
 
@@ -54,7 +66,7 @@ class Mutex {
     if (Atomics.compareExchange(this.#word, 0, UNLOCKED, HELD_BY_ME) === UNLOCKED) return true;
     if (this.isHeldByCurrentThread) return false;
     // Taken: by a thread that has ended, the mutex is this thread's now (and that is reported).
-    if (timeoutMs === 0) return this.#acquired(native.mutexTakeOver(this.#word, 0) || settled.TIMED_OUT);
+    if (timeoutMs === 0) return this.#acquired(native.mutexTakeOver(this.#native) || settled.TIMED_OUT);
     return this.#lockSlow(timeoutMs);
   }
 
@@ -73,7 +85,7 @@ class Mutex {
     }
     return waitAsync(
       this,
-      (id) => native.mutexLockAsync(this.#word, 0, id),
+      (record) => native.mutexLockAsync(this.#native, record),
       { timeout, signal },
       (settlement) => this.#acquired(settlement) && new Guard(this),
     );
@@ -108,28 +120,17 @@ class Mutex {
         'This thread already holds the mutex; locking it again would wait forever',
       );
     }
-    return this.#acquired(native.mutexLockSlow(this.#word, 0, timeoutMs));
+    return this.#acquired(native.mutexLockSlow(this.#native, timeoutMs));
   }
 
   // true if acquired, false if a synchronous wait timed out; throws otherwise (OwnerDiedError
   // having acquired).
   #acquired(settlement) {
-    switch (settlement) {
-      case settled.ACQUIRED:
-        return true;
-      case settled.TIMED_OUT:
-        return false;
-      case settled.OWNER_DIED:
-        throw ownerDied('mutex', this);
-      case settled.ALREADY_HELD:
-        throw lockError(
-          'ERR_PARKLOCK_DEADLOCK',
-          'This thread already holds the mutex (a pending lockAsync() of this thread was handed ' +
-            'it while the thread was blocked waiting for it)',
-        );
-      default:
-        throw corrupt('mutex');
-    }
+    return outcome(settlement, MUTEX, this);
+  }
+
+  get #native() {
+    return (this.#handle ??= native.handle(this.#word, WORDS));
   }
 
   #unlockSlow() {
@@ -145,7 +146,7 @@ class Mutex {
           : 'Cannot unlock a mutex held by another thread',
       );
     }
-    if (!native.mutexUnlockSlow(this.#word, 0)) {
+    if (!native.mutexUnlockSlow(this.#native)) {
       throw lockError('ERR_PARKLOCK_NOT_OWNER', 'Cannot unlock a mutex held by another thread');
     }
   }
@@ -154,4 +155,4 @@ class Mutex {
 defineSize(Mutex, layout);
 rejectingMethods(Mutex.prototype, 'lockAsync');
 
-module.exports = { Mutex, AsyncLock: Mutex, TimeoutError, OwnerDiedError, wordOf, isMutex };
+module.exports = { Mutex, AsyncLock: Mutex, TimeoutError, OwnerDiedError, handleOf, isMutex };

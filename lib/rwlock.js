@@ -14,7 +14,8 @@
 // guard holds the lock in the mode it asked for.
 const native = require('./native');
 const { attach, defineLocation, defineSize } = require('./shared_memory');
-const { threadId, settled, waitAsync, ownerDied } = require('./async_waits');
+const { threadId, waitAsync } = require('./async_waits');
+const { vocabulary, outcome } = require('./outcomes');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
 const { lockError, corrupt } = require('./errors');
 const { Guard } = require('./guard');
@@ -22,7 +23,8 @@ const { rejectingMethods } = require('./promise_form');
 const { isAborted } = require('./signals');
 
 const layout = native.rwlockLayout;
-const { STATE_INDEX, OWNER_INDEX, WRITER, PARKED, READER_SHIFT, ONE_READER, MAX_READERS } = layout;
+const { STATE_INDEX, OWNER_INDEX, WRITER, PARKED, READER_SHIFT, ONE_READER, MAX_READERS, WORDS } =
+  layout;
 
 function readersOf(state) {
   return state >>> READER_SHIFT;
@@ -33,11 +35,11 @@ function isCorrupt(state) {
   return state < 0 || ((state & WRITER) !== 0 && readersOf(state) !== 0) || state === PARKED;
 }
 
+const DEADLOCK = 'This thread holds the write lock; locking the rwlock again would wait forever';
+const RWLOCK = vocabulary({ what: 'rwlock', acquired: true, timedOut: false, deadlock: DEADLOCK });
+
 function deadlock() {
-  return lockError(
-    'ERR_PARKLOCK_DEADLOCK',
-    'This thread holds the write lock; locking the rwlock again would wait forever',
-  );
+  return lockError('ERR_PARKLOCK_DEADLOCK', DEADLOCK);
 }
 
 function tooManyReaders() {
@@ -49,6 +51,8 @@ function tooManyReaders() {
 
 class RWLock {
   #words;
+  // The addon's handle of #words, made the first time this instance needs the addon.
+  #handle;
   // What a read guard releases: the guard calls unlock() on it.
   #readHold;
 
@@ -85,7 +89,7 @@ class RWLock {
     }
     return waitAsync(
       this,
-      (id) => native.rwlockLockAsync(this.#words, 0, id),
+      (record) => native.rwlockLockAsync(this.#native, record),
       { timeout, signal },
       (settlement) => this.#acquired(settlement, false) && new Guard(this),
     );
@@ -103,7 +107,7 @@ class RWLock {
     // its own id, which must not be overwritten.
     Atomics.store(words, OWNER_INDEX, 0);
     if (Atomics.compareExchange(words, STATE_INDEX, WRITER, 0) === WRITER) return;
-    native.rwlockReleaseWriteSlow(words, 0);
+    native.rwlockReleaseWriteSlow(this.#native);
   }
 
   // --- Shared (read) side ---
@@ -132,7 +136,7 @@ class RWLock {
     }
     return waitAsync(
       this,
-      (id) => native.rwlockLockSharedAsync(this.#words, 0, id),
+      (record) => native.rwlockLockSharedAsync(this.#native, record),
       { timeout, signal },
       (settlement) => this.#acquired(settlement, true) && new Guard(this.#readHold),
     );
@@ -158,7 +162,7 @@ class RWLock {
       if (seen === state) return;
       state = seen;
     }
-    if (!native.rwlockUnlockSharedSlow(words, 0)) {
+    if (!native.rwlockUnlockSharedSlow(this.#native)) {
       throw lockError('ERR_PARKLOCK_NOT_OWNER', 'Cannot unlockShared() an rwlock that no reader holds');
     }
   }
@@ -216,35 +220,28 @@ class RWLock {
   // A try form with timeout 0 whose CAS failed: the lock is this thread's only if its writer has
   // ended (then that is reported); otherwise as #refused().
   #takeOver(exclusive) {
-    const settlement = native.rwlockTakeOver(this.#words, 0, exclusive);
+    const settlement = native.rwlockTakeOver(this.#native, exclusive);
     return settlement ? this.#acquired(settlement, !exclusive) : this.#refused();
   }
 
   #lockSlow(timeoutMs) {
     if (this.isWriteLockedByCurrentThread) throw deadlock();
-    return this.#acquired(native.rwlockLockSlow(this.#words, 0, timeoutMs), false);
+    return this.#acquired(native.rwlockLockSlow(this.#native, timeoutMs), false);
   }
 
   #lockSharedSlow(timeoutMs) {
     if (this.isWriteLockedByCurrentThread) throw deadlock();
-    return this.#acquired(native.rwlockLockSharedSlow(this.#words, 0, timeoutMs), true);
+    return this.#acquired(native.rwlockLockSharedSlow(this.#native, timeoutMs), true);
   }
 
   // true if acquired (in the shared mode if `shared`), false if a synchronous wait timed out;
   // throws otherwise (OwnerDiedError having acquired: its guard releases in that mode).
   #acquired(settlement, shared) {
-    switch (settlement) {
-      case settled.ACQUIRED:
-        return true;
-      case settled.TIMED_OUT:
-        return false;
-      case settled.OWNER_DIED:
-        throw ownerDied('rwlock', shared ? this.#readHold : this);
-      case settled.ALREADY_HELD:
-        throw deadlock();
-      default:
-        throw corrupt('rwlock');
-    }
+    return outcome(settlement, RWLOCK, shared ? this.#readHold : this);
+  }
+
+  get #native() {
+    return (this.#handle ??= native.handle(this.#words, WORDS));
   }
 
   static #notWriterMessage(state) {

@@ -6,14 +6,16 @@
 // the oldest waiters directly.
 const native = require('./native');
 const { attach, attachForInit, defineLocation, defineSize } = require('./shared_memory');
-const { settled, waitAsync } = require('./async_waits');
+const { waitAsync } = require('./async_waits');
+const { vocabulary, outcome } = require('./outcomes');
 const { validateTimeout, validateAsyncOptions, validateInteger } = require('./validate');
 const { invalidArgType, outOfRange, corrupt } = require('./errors');
 const { rejectingMethods } = require('./promise_form');
 const { isAborted } = require('./signals');
 
 const layout = native.semaphoreLayout;
-const { PERMITS_MASK, WAITERS_BIT, RESERVED_BIT, MAX_PERMITS } = layout;
+const { PERMITS_MASK, WAITERS_BIT, RESERVED_BIT, MAX_PERMITS, WORDS } = layout;
+const SEMAPHORE = vocabulary({ what: 'semaphore', acquired: true, timedOut: false });
 
 // A number of permits: an integer from `min` (1 for requests and releases) to MAX_PERMITS.
 function validatePermits(value, name, min = 1) {
@@ -26,13 +28,15 @@ function checked(word) {
   return word;
 }
 
+// acquireAsync() resolves to nothing: only whether it threw matters.
 function interpret(settlement) {
-  if (settlement === settled.ACQUIRED) return undefined;
-  throw corrupt('semaphore');
+  outcome(settlement, SEMAPHORE);
 }
 
 class Semaphore {
   #word;
+  // The addon's handle of #word, made the first time this instance needs the addon.
+  #handle;
 
   // new Semaphore(initialPermits = 0) allocates; new Semaphore(sab, byteOffset) and
   // new Semaphore({ buffer, byteOffset }) attach to a semaphore that already lives there.
@@ -100,7 +104,7 @@ class Semaphore {
     if (!isAborted(signal) && this.#tryTake(n)) return Promise.resolve();
     return waitAsync(
       this,
-      (id) => native.semaphoreAcquireAsync(this.#word, 0, n, id),
+      (record) => native.semaphoreAcquireAsync(this.#native, n, record),
       { timeout, signal },
       interpret,
     );
@@ -119,7 +123,7 @@ class Semaphore {
       if (witnessed === seen) return;
       seen = witnessed;
     }
-    if (!native.semaphoreReleaseSlow(this.#word, 0, n)) throw this.#overflow(n, this.available);
+    if (!native.semaphoreReleaseSlow(this.#native, n)) throw this.#overflow(n, this.available);
   }
 
   // Permits available right now (not counting those already granted to waiters).
@@ -141,14 +145,11 @@ class Semaphore {
 
   // true if acquired, false if the timeout passed; throws on a corrupt word.
   #acquireSlow(n, timeoutMs) {
-    switch (native.semaphoreAcquireSlow(this.#word, 0, n, timeoutMs)) {
-      case settled.ACQUIRED:
-        return true;
-      case settled.TIMED_OUT:
-        return false;
-      default:
-        throw corrupt('semaphore');
-    }
+    return outcome(native.semaphoreAcquireSlow(this.#native, n, timeoutMs), SEMAPHORE);
+  }
+
+  get #native() {
+    return (this.#handle ??= native.handle(this.#word, WORDS));
   }
 
   #overflow(n, available) {

@@ -236,22 +236,25 @@ describe('bad input', () => {
       assert.throws(() => s.available, CORRUPT);
       await assert.rejects(withinLimit(s.acquireAsync(), 'acquireAsync on a corrupt word'), CORRUPT);
       // The addon's own checks, behind the JavaScript ones: no wait, no write.
-      assert.equal(native.semaphoreAcquireSlow(word, 0, 1, Infinity), native.settled.CORRUPT);
-      assert.equal(native.semaphoreAcquireAsync(word, 0, 1, 1e9), native.settled.CORRUPT);
-      assert.throws(() => native.semaphoreReleaseSlow(word, 0, 1), CORRUPT);
+      const handle = native.handle(word, 1);
+      assert.equal(native.semaphoreAcquireSlow(handle, 1, Infinity), native.settled.CORRUPT);
+      assert.equal(native.semaphoreAcquireAsync(handle, 1, {}), native.settled.CORRUPT);
+      assert.throws(() => native.semaphoreReleaseSlow(handle, 1), CORRUPT);
       assert.equal(Atomics.load(word, 0), value, 'nothing was written');
       assert.equal(queued(s), 0);
       assert.equal(pendingCount(), 0);
     });
   }
 
-  it('the addon checks counts and locations too', () => {
+  it('the addon checks counts and handles too', () => {
     const word = new Int32Array(new SharedArrayBuffer(4));
-    assert.throws(() => native.semaphoreAcquireSlow(word, 0, 0, 0), RANGE_ERROR);
-    assert.throws(() => native.semaphoreAcquireSlow(word, 0, Infinity, 0), RANGE_ERROR);
-    assert.throws(() => native.semaphoreReleaseSlow(word, 0, 2 ** 31), RANGE_ERROR);
-    assert.throws(() => native.semaphoreReleaseSlow(word, 1, 1), RANGE_ERROR);
-    assert.throws(() => native.semaphoreAcquireAsync(word, 0, '1', 1), TYPE_ERROR);
+    const handle = native.handle(word, 1);
+    assert.throws(() => native.semaphoreAcquireSlow(handle, 0, 0), RANGE_ERROR);
+    assert.throws(() => native.semaphoreAcquireSlow(handle, Infinity, 0), RANGE_ERROR);
+    assert.throws(() => native.semaphoreReleaseSlow(handle, 2 ** 31), RANGE_ERROR);
+    assert.throws(() => native.semaphoreReleaseSlow(word, 1), TYPE_ERROR);
+    assert.throws(() => native.semaphoreAcquireAsync(handle, '1', {}), TYPE_ERROR);
+    assert.throws(() => native.handle(word, 2), RANGE_ERROR);
     assert.equal(word[0], 0);
   });
 });

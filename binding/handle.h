@@ -1,0 +1,22 @@
+// A primitive's words, located once: JavaScript calls handle(int32Array, wordCount) the first time
+// an instance needs the addon and passes the handle to every later call, so that a contended call
+// unwraps one tagged External instead of validating an (Int32Array, index) pair again.
+//
+// The handle keeps the Int32Array (and so its SharedArrayBuffer) alive through a strong reference
+// that only its finalizer deletes: the address inside stays valid for as long as anything can
+// pass the handle in.
+#pragma once
+
+#include <napi.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace parklock::binding {
+
+// The words of the handle info[arg], which must have at least `word_count` of them (a handle made
+// for a 1-word primitive is refused where 2 words are needed). Throws a TypeError with code
+// ERR_INVALID_ARG_TYPE for anything that is not such a handle.
+std::int32_t* words_of(const Napi::CallbackInfo& info, std::size_t arg, std::size_t word_count);
+
+}  // namespace parklock::binding

@@ -1,0 +1,154 @@
+// The one mapping from every core status to a Settlement. A status that means "queued" maps to
+// kPending: the asynchronous wait goes on.
+#pragma once
+
+#include <type_traits>
+
+#include "barrier.h"
+#include "condition.h"
+#include "futex.h"
+#include "latch.h"
+#include "mutex.h"
+#include "rwlock.h"
+#include "semaphore.h"
+#include "settlement.h"
+
+namespace parklock::binding {
+
+// The statuses of the locks that record an owner (lock_wait.h).
+constexpr Settlement settlement_of(LockStatus status) {
+  switch (status) {
+    case LockStatus::kAcquired:
+      return settled::kAcquired;
+    case LockStatus::kOwnerDied:
+      return settled::kOwnerDied;
+    case LockStatus::kTimedOut:
+      return settled::kTimedOut;
+    case LockStatus::kInterrupted:
+      return settled::kInterrupted;
+    case LockStatus::kAlreadyHeld:
+      return settled::kAlreadyHeld;
+    case LockStatus::kDeadlock:
+      return settled::kDeadlock;
+    case LockStatus::kCorrupt:
+      break;
+  }
+  return settled::kCorrupt;
+}
+
+template <typename AsyncStep>
+requires(std::is_same_v<AsyncStep, MutexWord::AsyncStep> ||
+         std::is_same_v<AsyncStep, RwLockWords::AsyncStep>) constexpr Settlement
+    settlement_of(AsyncStep step) {
+  switch (step) {
+    case AsyncStep::kAcquired:
+      return settled::kAcquired;
+    case AsyncStep::kOwnerDied:
+      return settled::kOwnerDied;
+    case AsyncStep::kQueued:
+      return settled::kPending;
+    case AsyncStep::kCorrupt:
+      break;
+  }
+  return settled::kCorrupt;
+}
+
+constexpr Settlement settlement_of(ConditionWord::WaitStatus status) {
+  switch (status) {
+    case ConditionWord::WaitStatus::kNotified:
+      return settled::kAcquired;
+    case ConditionWord::WaitStatus::kTimedOut:
+      return settled::kTimedOut;
+    case ConditionWord::WaitStatus::kInterrupted:
+      return settled::kInterrupted;
+    case ConditionWord::WaitStatus::kOwnerDied:
+      return settled::kOwnerDied;
+    case ConditionWord::WaitStatus::kAlreadyHeld:
+      return settled::kAlreadyHeld;
+    case ConditionWord::WaitStatus::kDeadlock:
+      return settled::kDeadlock;
+    case ConditionWord::WaitStatus::kNotOwner:
+      return settled::kNotOwner;
+    case ConditionWord::WaitStatus::kCorrupt:
+      break;
+  }
+  return settled::kCorrupt;
+}
+
+// kBadCount cannot happen: the binding checks counts before it calls the core.
+constexpr Settlement settlement_of(SemaphoreWord::AcquireStatus status) {
+  switch (status) {
+    case SemaphoreWord::AcquireStatus::kAcquired:
+      return settled::kAcquired;
+    case SemaphoreWord::AcquireStatus::kTimedOut:
+      return settled::kTimedOut;
+    case SemaphoreWord::AcquireStatus::kInterrupted:
+      return settled::kInterrupted;
+    case SemaphoreWord::AcquireStatus::kCorrupt:
+    case SemaphoreWord::AcquireStatus::kBadCount:
+      break;
+  }
+  return settled::kCorrupt;
+}
+
+constexpr Settlement settlement_of(SemaphoreWord::AsyncStep step) {
+  switch (step) {
+    case SemaphoreWord::AsyncStep::kAcquired:
+      return settled::kAcquired;
+    case SemaphoreWord::AsyncStep::kQueued:
+      return settled::kPending;
+    case SemaphoreWord::AsyncStep::kCorrupt:
+    case SemaphoreWord::AsyncStep::kBadCount:
+      break;
+  }
+  return settled::kCorrupt;
+}
+
+constexpr Settlement settlement_of(futex::WaitStatus status) {
+  switch (status) {
+    case futex::WaitStatus::kWoken:
+      return settled::kAcquired;
+    case futex::WaitStatus::kNotEqual:
+      return settled::kNotEqual;
+    case futex::WaitStatus::kTimedOut:
+      return settled::kTimedOut;
+    case futex::WaitStatus::kInterrupted:
+      break;
+  }
+  return settled::kInterrupted;
+}
+
+constexpr Settlement settlement_of(LatchWord::WaitStatus status) {
+  switch (status) {
+    case LatchWord::WaitStatus::kReleased:
+      return settled::kAcquired;
+    case LatchWord::WaitStatus::kTimedOut:
+      return settled::kTimedOut;
+    case LatchWord::WaitStatus::kInterrupted:
+      return settled::kInterrupted;
+    case LatchWord::WaitStatus::kCorrupt:
+      break;
+  }
+  return settled::kCorrupt;
+}
+
+// kTimedOut: the arrival was withdrawn. kUninitialized cannot happen where JavaScript has read
+// the parties word first (it is written once); after that it means overwritten memory.
+constexpr Settlement settlement_of(BarrierWord::Outcome outcome) {
+  switch (outcome) {
+    case BarrierWord::Outcome::kLeader:
+      return settled::kLeader;
+    case BarrierWord::Outcome::kPassed:
+      return settled::kAcquired;
+    case BarrierWord::Outcome::kTimedOut:
+      return settled::kTimedOut;
+    case BarrierWord::Outcome::kInterrupted:
+      return settled::kInterrupted;
+    case BarrierWord::Outcome::kUninitialized:
+    case BarrierWord::Outcome::kCorrupt:
+      break;
+  }
+  return settled::kCorrupt;
+}
+
+}  // namespace parklock::binding

@@ -1,9 +1,0 @@
-#pragma once
-
-#include <napi.h>
-
-namespace parklock::binding {
-
-void export_semaphore(Napi::Env env, Napi::Object exports);
-
-}  // namespace parklock::binding
