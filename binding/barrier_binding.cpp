@@ -68,7 +68,8 @@ class WaitAsync final : public AsyncOperation {
       if (BarrierWord::generation_of(state) != generation_) return settled::kAcquired;
       // Queued only while the word still holds `state`: the leader, which notifies after its
       // compare-and-swap, finds it queued or it finds the next generation.
-      if (futex::enqueue_if_equal(barrier.address(), state, waiter)) return settled::kPending;
+      if (futex::enqueue_if_equal(barrier.address(), state, waiter, &BarrierWord::kWaitSite))
+        return settled::kPending;
     }
   }
 

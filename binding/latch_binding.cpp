@@ -90,7 +90,8 @@ class WaitAsync final : public AsyncOperation {
       if (count == 0) return settled::kAcquired;
       // Queued only while the word still holds `count`: the release, which notifies after the
       // word became 0, finds it queued or it finds 0.
-      if (futex::enqueue_if_equal(count_word(), count, waiter)) return settled::kPending;
+      if (futex::enqueue_if_equal(count_word(), count, waiter, &LatchWord::kWaitSite))
+        return settled::kPending;
     }
   }
 

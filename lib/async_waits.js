@@ -15,6 +15,7 @@ const native = require('./native');
 const { TimeoutError } = require('./errors');
 const { isAborted, reasonOf, listen } = require('./signals');
 const { joinEnvironment } = require('./copies');
+const { traceQueued } = require('./diagnostics');
 
 const { settled } = native;
 let pending = 0; // waits of this copy of lib/ that are queued in the addon
@@ -96,9 +97,11 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
   }
   return new Promise((resolve, reject) => {
     let timer;
+    const traced = traceQueued(primitiveOf(owner));
     record.settle = (settlement) => {
       if (queued === undefined) return;
       queued = undefined;
+      if (traced !== undefined) traced(settlement);
       pending -= 1;
       if (timer !== undefined) clearTimeout(timer.handle);
       stopListening();
@@ -119,6 +122,14 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
       timer = startTimer(timeout, () => cancel(new TimeoutError(`Timed out after ${timeout} ms`)));
     }
   });
+}
+
+// What diagnostics call the primitive a Promise wait is on: its class, or 'futex' for a futex wait
+// on a bare Int32Array.
+function primitiveOf(owner) {
+  if (owner instanceof Int32Array) return 'futex';
+  const name = owner && owner.constructor && owner.constructor.name;
+  return typeof name === 'string' ? name.toLowerCase() : 'unknown';
 }
 
 module.exports = { threadId, settled, waitAsync, pendingCount: () => pending };

@@ -4,6 +4,8 @@
 // and withdrawing all run in the addon (BarrierWord::arrive_and_wait, and its asynchronous form),
 // so the last arrival moves to the next generation and notifies every waiter in one call.
 const native = require('./native');
+const { handleFor } = require('./handles');
+const { traceBlocking } = require('./diagnostics');
 const { attach, attachForInit, defineLocation, defineSize } = require('./shared_memory');
 const { waitAsync: startWaitAsync } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
@@ -89,7 +91,7 @@ class Barrier {
   wait(timeoutMs = Infinity) {
     validateTimeout(timeoutMs, 'timeoutMs');
     checkedParties(this.#words);
-    const settlement = native.barrierWait(this.#native, timeoutMs);
+    const settlement = traceBlocking('barrier', () => native.barrierWait(this.#native, timeoutMs));
     // undefined: the worker is terminating and its pending exception unwinds this call; the
     // arrival stands (addon/barrier.h).
     if (settlement === undefined) return false;
@@ -115,8 +117,17 @@ class Barrier {
     );
   }
 
+  // How many waits are queued on this barrier now, in every thread (a snapshot).
+  get waiting() {
+    return native.waiting(this.#native);
+  }
+
+  get hasWaiters() {
+    return this.waiting > 0;
+  }
+
   get #native() {
-    return (this.#handle ??= native.handle(this.#words, WORDS));
+    return (this.#handle ??= handleFor(this, this.#words, WORDS));
   }
 }
 

@@ -4,6 +4,8 @@
 // the mutex's queue instead of waking them all to fight over it. Notifying a condition nobody
 // waits on stays in JavaScript.
 const native = require('./native');
+const { handleFor } = require('./handles');
+const { traceBlocking } = require('./diagnostics');
 const { attach, defineLocation, defineSize } = require('./shared_memory');
 const { waitAsync } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
@@ -51,7 +53,10 @@ class Condition {
   wait(mutex, timeoutMs = Infinity) {
     const mutexHandle = heldMutexHandle(mutex);
     validateTimeout(timeoutMs, 'timeoutMs');
-    return outcome(native.conditionWait(this.#native, mutexHandle, timeoutMs), CONDITION, mutex);
+    const settlement = traceBlocking('condition', () =>
+      native.conditionWait(this.#native, mutexHandle, timeoutMs),
+    );
+    return outcome(settlement, CONDITION, mutex);
   }
 
   // The same without blocking: resolves true if notified, false on timeout, and rejects with
@@ -80,8 +85,17 @@ class Condition {
     return native.conditionNotifyAll(this.#native);
   }
 
+  // How many waits are queued on this condition now, in every thread (a snapshot).
+  get waiting() {
+    return native.waiting(this.#native);
+  }
+
+  get hasWaiters() {
+    return this.waiting > 0;
+  }
+
   get #native() {
-    return (this.#handle ??= native.handle(this.#word, WORDS));
+    return (this.#handle ??= handleFor(this, this.#word, WORDS));
   }
 }
 

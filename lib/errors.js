@@ -81,6 +81,32 @@ class OwnerDiedError extends Error {
   }
 }
 
+// A blocking acquisition closed a cycle of threads each blocked waiting for a lock the next one
+// holds, and this thread is the one that gives up (addon/waits_for.h): it must now release what it
+// holds, so that the others proceed. `cycle` starts with this thread: each step waits for the
+// lock `waitsFor` (its kind and address, as inspect() reports them), which the next step's thread
+// holds; the last step's lock is held by the first step's thread.
+function deadlockError(steps) {
+  const cycle = steps.map(({ threadId, kind, address }) => ({
+    threadId,
+    waitsFor: { kind, address },
+  }));
+  const who = (step) => (step.threadId === null ? 'a non-Node thread' : `thread ${step.threadId}`);
+  const story = cycle
+    .map((step, i) => {
+      const next = cycle[(i + 1) % cycle.length];
+      return `${who(step)} waits for ${step.waitsFor.kind} ${step.waitsFor.address}, held by ${who(next)}`;
+    })
+    .join('; ');
+  const error = lockError(
+    'ERR_PARKLOCK_DEADLOCK',
+    `Deadlock: ${story}. This thread gave up its wait; release the locks it holds so that the ` +
+      'others can proceed, and take locks in one order everywhere',
+  );
+  error.cycle = cycle;
+  return error;
+}
+
 function corrupt(what) {
   return lockError(
     'ERR_PARKLOCK_CORRUPT',
@@ -88,4 +114,12 @@ function corrupt(what) {
   );
 }
 
-module.exports = { invalidArgType, outOfRange, lockError, corrupt, TimeoutError, OwnerDiedError };
+module.exports = {
+  invalidArgType,
+  outOfRange,
+  lockError,
+  corrupt,
+  deadlockError,
+  TimeoutError,
+  OwnerDiedError,
+};

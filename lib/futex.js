@@ -4,6 +4,7 @@
 // worker.terminate() interrupts. Its waiters are parklock's own (addon/futex.h): Atomics.notify
 // does not wake them and futex.notify does not wake Atomics.wait.
 const native = require('./native');
+const { traceBlocking } = require('./diagnostics');
 const { waitAsync: startWaitAsync } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
 const { invalidArgType, outOfRange } = require('./errors');
@@ -34,7 +35,7 @@ function wait(array, index, expected, timeoutMs = Infinity) {
   const value = validateExpected(expected);
   validateTimeout(timeoutMs, 'timeoutMs');
   if (Atomics.load(array, index) !== value) return 'not-equal';
-  return result(native.futexWait(array, index, value, timeoutMs));
+  return result(traceBlocking('futex', () => native.futexWait(array, index, value, timeoutMs)));
 }
 
 // Resolves when notified ('ok'), at once if the value differs ('not-equal'), or 'timed-out';

@@ -8,6 +8,7 @@ const { Semaphore } = require('./semaphore');
 const { RWLock } = require('./rwlock');
 const futex = require('./futex');
 const native = require('./native');
+const { inspect, watchdog } = require('./inspect');
 // Methods built on the primitives' public ones (waitForUnlock, executeShared, cancelPendingWaits, ...).
 require('./conveniences');
 
@@ -22,6 +23,8 @@ module.exports = {
   Condition,
   Semaphore,
   RWLock,
+  inspect,
+  watchdog,
   // The shared-memory layouts, as the addon defines them (see addon/*.h).
   layouts: Object.freeze({
     mutex: Object.freeze({ ...native.mutexLayout }),

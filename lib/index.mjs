@@ -1,4 +1,18 @@
 import parklock from './index.js';
 
-export const { Mutex, AsyncLock, TimeoutError, OwnerDiedError, futex, Latch, Barrier, Condition, Semaphore, RWLock, layouts } = parklock;
+export const {
+  Mutex,
+  AsyncLock,
+  TimeoutError,
+  OwnerDiedError,
+  futex,
+  Latch,
+  Barrier,
+  Condition,
+  Semaphore,
+  RWLock,
+  layouts,
+  inspect,
+  watchdog,
+} = parklock;
 export default parklock;

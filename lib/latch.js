@@ -5,6 +5,8 @@
 // every waiter in the same call. Waits that find the latch closed run in the addon
 // (LatchWord::wait, and its asynchronous form).
 const native = require('./native');
+const { handleFor } = require('./handles');
+const { traceBlocking } = require('./diagnostics');
 const { attach, attachForInit, defineLocation, defineSize } = require('./shared_memory');
 const { waitAsync: startWaitAsync } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
@@ -89,7 +91,7 @@ class Latch {
   wait(timeoutMs = Infinity) {
     validateTimeout(timeoutMs, 'timeoutMs');
     if (this.count === 0) return true;
-    const settlement = native.latchWait(this.#native, timeoutMs);
+    const settlement = traceBlocking('latch', () => native.latchWait(this.#native, timeoutMs));
     // undefined: the worker is terminating and its pending exception unwinds this call.
     return settlement !== undefined && opened(settlement);
   }
@@ -108,8 +110,17 @@ class Latch {
     );
   }
 
+  // How many waits are queued on this latch now, in every thread (a snapshot).
+  get waiting() {
+    return native.waiting(this.#native);
+  }
+
+  get hasWaiters() {
+    return this.waiting > 0;
+  }
+
   get #native() {
-    return (this.#handle ??= native.handle(this.#word, WORDS));
+    return (this.#handle ??= handleFor(this, this.#word, WORDS));
   }
 }
 

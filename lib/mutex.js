@@ -3,6 +3,8 @@
 // reads from the addon's exported constants. Both fast paths are one Atomics.compareExchange on
 // the word; the addon is entered only on contention.
 const native = require('./native');
+const { handleFor } = require('./handles');
+const { traceBlocking } = require('./diagnostics');
 const { attach, defineLocation, defineSize } = require('./shared_memory');
 const { threadId, settled, waitAsync } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
@@ -108,6 +110,13 @@ class Mutex {
     return Atomics.load(this.#word, 0) !== UNLOCKED;
   }
 
+  // The Node threadId of the thread that holds the mutex now (a snapshot), or null if it is
+  // unlocked (or held by a thread that is not a Node thread).
+  get holder() {
+    const word = Atomics.load(this.#word, 0);
+    return word === UNLOCKED ? null : native.nodeThreadIdOf(ownerOf(word));
+  }
+
   get isHeldByCurrentThread() {
     const word = Atomics.load(this.#word, 0);
     return word !== UNLOCKED && ownerOf(word) === threadId;
@@ -120,7 +129,7 @@ class Mutex {
         'This thread already holds the mutex; locking it again would wait forever',
       );
     }
-    return this.#acquired(native.mutexLockSlow(this.#native, timeoutMs));
+    return this.#acquired(traceBlocking('mutex', () => native.mutexLockSlow(this.#native, timeoutMs)));
   }
 
   // true if acquired, false if a synchronous wait timed out; throws otherwise (OwnerDiedError
@@ -129,8 +138,17 @@ class Mutex {
     return outcome(settlement, MUTEX, this);
   }
 
+  // How many waits are queued on this mutex now, in every thread (a snapshot).
+  get waiting() {
+    return native.waiting(this.#native);
+  }
+
+  get hasWaiters() {
+    return this.waiting > 0;
+  }
+
   get #native() {
-    return (this.#handle ??= native.handle(this.#word, WORDS));
+    return (this.#handle ??= handleFor(this, this.#word, WORDS));
   }
 
   #unlockSlow() {

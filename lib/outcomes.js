@@ -4,10 +4,11 @@
 // it throws, in the words of the primitive that asked. CANCELLED never reaches it: a cancelled
 // Promise wait rejects with its reason (./async_waits.js).
 const native = require('./native');
-const { lockError, corrupt, OwnerDiedError } = require('./errors');
+const { lockError, corrupt, deadlockError, OwnerDiedError } = require('./errors');
 const { Guard } = require('./guard');
 
-const { ACQUIRED, TIMED_OUT, NOT_EQUAL, LEADER, OWNER_DIED, ALREADY_HELD, NOT_OWNER } = native.settled;
+const { ACQUIRED, TIMED_OUT, NOT_EQUAL, LEADER, OWNER_DIED, ALREADY_HELD, NOT_OWNER, DEADLOCK } =
+  native.settled;
 
 // A settlement the primitive has no result for: reported as corruption of its words.
 const NONE = Symbol('no result');
@@ -50,6 +51,8 @@ function outcome(settlement, words, held) {
       break;
     case OWNER_DIED:
       throw new OwnerDiedError(words.ownerDied, new Guard(held), native.endedOwner());
+    case DEADLOCK:
+      throw deadlockError(native.deadlockCycle());
     case ALREADY_HELD:
       if (words.deadlock !== undefined) throw lockError('ERR_PARKLOCK_DEADLOCK', words.deadlock);
       break;

@@ -13,6 +13,8 @@
 // returned) is taken over by the next acquirer in either mode, which gets an OwnerDiedError whose
 // guard holds the lock in the mode it asked for.
 const native = require('./native');
+const { handleFor } = require('./handles');
+const { traceBlocking } = require('./diagnostics');
 const { attach, defineLocation, defineSize } = require('./shared_memory');
 const { threadId, waitAsync } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
@@ -183,6 +185,22 @@ class RWLock {
     return readersOf(Atomics.load(this.#words, STATE_INDEX));
   }
 
+  // The Node threadId of the thread that holds the write lock now (a snapshot), or null if it is
+  // not write-locked (readers are counted, not named).
+  get writer() {
+    if ((Atomics.load(this.#words, STATE_INDEX) & WRITER) === 0) return null;
+    const owner = Atomics.load(this.#words, OWNER_INDEX);
+    return owner === 0 ? null : native.nodeThreadIdOf(owner);
+  }
+
+  // Turns this thread's write lock into a read lock, atomically: no writer can come between, and
+  // readers waiting at the head of the queue are let in at once. Release it with unlockShared().
+  downgrade() {
+    if (!this.isWriteLockedByCurrentThread || !native.rwlockDowngrade(this.#native)) {
+      throw lockError('ERR_PARKLOCK_NOT_OWNER', 'Cannot downgrade: this thread does not hold the write lock');
+    }
+  }
+
   get isWriteLockedByCurrentThread() {
     return (
       (Atomics.load(this.#words, STATE_INDEX) & WRITER) !== 0 &&
@@ -226,12 +244,18 @@ class RWLock {
 
   #lockSlow(timeoutMs) {
     if (this.isWriteLockedByCurrentThread) throw deadlock();
-    return this.#acquired(native.rwlockLockSlow(this.#native, timeoutMs), false);
+    return this.#acquired(
+      traceBlocking('rwlock', () => native.rwlockLockSlow(this.#native, timeoutMs)),
+      false,
+    );
   }
 
   #lockSharedSlow(timeoutMs) {
     if (this.isWriteLockedByCurrentThread) throw deadlock();
-    return this.#acquired(native.rwlockLockSharedSlow(this.#native, timeoutMs), true);
+    return this.#acquired(
+      traceBlocking('rwlock', () => native.rwlockLockSharedSlow(this.#native, timeoutMs)),
+      true,
+    );
   }
 
   // true if acquired (in the shared mode if `shared`), false if a synchronous wait timed out;
@@ -240,8 +264,17 @@ class RWLock {
     return outcome(settlement, RWLOCK, shared ? this.#readHold : this);
   }
 
+  // How many waits are queued on this lock now, in every thread (a snapshot).
+  get waiting() {
+    return native.waiting(this.#native);
+  }
+
+  get hasWaiters() {
+    return this.waiting > 0;
+  }
+
   get #native() {
-    return (this.#handle ??= native.handle(this.#words, WORDS));
+    return (this.#handle ??= handleFor(this, this.#words, WORDS));
   }
 
   static #notWriterMessage(state) {

@@ -5,6 +5,8 @@
 // behind the waiters (no barging) and every release goes to the addon, which hands the permits to
 // the oldest waiters directly.
 const native = require('./native');
+const { handleFor } = require('./handles');
+const { traceBlocking } = require('./diagnostics');
 const { attach, attachForInit, defineLocation, defineSize } = require('./shared_memory');
 const { waitAsync } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
@@ -145,11 +147,23 @@ class Semaphore {
 
   // true if acquired, false if the timeout passed; throws on a corrupt word.
   #acquireSlow(n, timeoutMs) {
-    return outcome(native.semaphoreAcquireSlow(this.#native, n, timeoutMs), SEMAPHORE);
+    const settlement = traceBlocking('semaphore', () =>
+      native.semaphoreAcquireSlow(this.#native, n, timeoutMs),
+    );
+    return outcome(settlement, SEMAPHORE);
+  }
+
+  // How many waits are queued on this semaphore now, in every thread (a snapshot).
+  get waiting() {
+    return native.waiting(this.#native);
+  }
+
+  get hasWaiters() {
+    return this.waiting > 0;
   }
 
   get #native() {
-    return (this.#handle ??= native.handle(this.#word, WORDS));
+    return (this.#handle ??= handleFor(this, this.#word, WORDS));
   }
 
   #overflow(n, available) {

@@ -162,6 +162,9 @@ class Agent {
 
   constructor(file, workerData) {
     this.#worker = new Worker(file, { workerData });
+    // The worker's Node threadId (what errors and inspect() report), read now: it reads -1 once
+    // the worker has exited. `threadId` (set when ready) is parklock's id of the thread.
+    this.nodeThreadId = this.#worker.threadId;
     this.#exit = new Promise((resolve) => this.#worker.once('exit', resolve));
     this.ready = new Promise((resolve, reject) => {
       this.#worker.on('message', (message) => {

@@ -1,0 +1,71 @@
+'use strict';
+// Contention telemetry through node:diagnostics_channel.
+//
+// A wait that has to go to the addon (the lock was taken, the permits were not there, ...) is a
+// contended wait; uncontended operations never get here. Two channels carry them:
+//
+//   parklock:wait:start  { primitive, blocking, threadId, startTime }
+//   parklock:wait:end    the same object, plus `duration` (ms) and `outcome`
+//
+// `outcome` is 'acquired' (the wait got what it waited for), 'timed-out', 'cancelled' (a Promise
+// wait's timeout or abort), 'owner-died', 'deadlock', 'not-equal' (futex), 'interrupted' (the
+// thread is being terminated) or 'error' (a corrupt word, a misuse). Nothing is built or
+// published while neither channel has a subscriber: the check is two property reads per
+// contended wait.
+const dc = require('node:diagnostics_channel');
+const { threadId } = require('node:worker_threads');
+const { settled } = require('./native');
+
+const startChannel = dc.channel('parklock:wait:start');
+const endChannel = dc.channel('parklock:wait:end');
+
+const OUTCOMES = new Map([
+  [settled.ACQUIRED, 'acquired'],
+  [settled.LEADER, 'acquired'],
+  [settled.TIMED_OUT, 'timed-out'],
+  [settled.CANCELLED, 'cancelled'],
+  [settled.OWNER_DIED, 'owner-died'],
+  [settled.DEADLOCK, 'deadlock'],
+  [settled.ALREADY_HELD, 'deadlock'],
+  [settled.NOT_EQUAL, 'not-equal'],
+  [undefined, 'interrupted'],
+]);
+
+function tracing() {
+  return startChannel.hasSubscribers || endChannel.hasSubscribers;
+}
+
+function begin(primitive, blocking) {
+  const event = { primitive, blocking, threadId, startTime: performance.now() };
+  if (startChannel.hasSubscribers) startChannel.publish(event);
+  return event;
+}
+
+function finish(event, settlement) {
+  event.duration = performance.now() - event.startTime;
+  event.outcome = OUTCOMES.get(settlement) || 'error';
+  if (endChannel.hasSubscribers) endChannel.publish(event);
+}
+
+// Runs the blocking contended wait `wait()`, which returns a settlement.
+function traceBlocking(primitive, wait) {
+  if (!tracing()) return wait();
+  const event = begin(primitive, true);
+  let settlement = null; // stays null if wait() throws: an 'error'
+  try {
+    settlement = wait();
+    return settlement;
+  } finally {
+    finish(event, settlement);
+  }
+}
+
+// A Promise wait that has just been queued in the addon: returns the function to call with its
+// settlement when it ends, or undefined when nobody listens.
+function traceQueued(primitive) {
+  if (!tracing()) return undefined;
+  const event = begin(primitive, false);
+  return (settlement) => finish(event, settlement);
+}
+
+module.exports = { traceBlocking, traceQueued };
