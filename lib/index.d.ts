@@ -104,8 +104,13 @@ export class Mutex implements SharedLocation {
    * queued. Returns how many waits it cancelled.
    */
   cancelPendingWaits(reason?: unknown): number;
+  /** How many waits (blocking and Promise, in every thread) are queued on it now: a snapshot. */
+  readonly waiting: number;
+  readonly hasWaiters: boolean;
   readonly isLocked: boolean;
   readonly isHeldByCurrentThread: boolean;
+  /** The Node threadId of the thread holding it now (a snapshot), or null if it is unlocked. */
+  readonly holder: number | null;
 }
 /** The same class as Mutex, under the name the Atomics.waitAsync articles use. */
 export const AsyncLock: typeof Mutex;
@@ -143,6 +148,9 @@ export class Condition implements SharedLocation {
   waitAsync(mutex: Mutex, options?: AsyncWaitOptions): Promise<boolean>;
   /** As Mutex#cancelPendingWaits; a cancelled wait rejects once it holds the mutex again. */
   cancelPendingWaits(reason?: unknown): number;
+  /** How many waits (blocking and Promise, in every thread) are queued on it now: a snapshot. */
+  readonly waiting: number;
+  readonly hasWaiters: boolean;
   /** -> number of waiters woken (0 or 1). */
   notifyOne(): number;
   /** -> number of waiters woken or moved onto the mutex. */
@@ -173,6 +181,9 @@ export class Latch implements SharedLocation {
   waitAsync(options?: AsyncWaitOptions): Promise<boolean>;
   /** As Mutex#cancelPendingWaits. */
   cancelPendingWaits(reason?: unknown): number;
+  /** How many waits (blocking and Promise, in every thread) are queued on it now: a snapshot. */
+  readonly waiting: number;
+  readonly hasWaiters: boolean;
   /** Whether the count is 0 now; never waits. */
   tryWait(): boolean;
 }
@@ -202,6 +213,9 @@ export class Barrier implements SharedLocation {
   waitAsync(options?: AsyncWaitOptions): Promise<boolean>;
   /** As Mutex#cancelPendingWaits; a cancelled wait withdraws its arrival (as an abort does). */
   cancelPendingWaits(reason?: unknown): number;
+  /** How many waits (blocking and Promise, in every thread) are queued on it now: a snapshot. */
+  readonly waiting: number;
+  readonly hasWaiters: boolean;
 }
 
 /**
@@ -249,6 +263,9 @@ export class Semaphore implements SharedLocation {
    * queued. Returns how many waits it cancelled.
    */
   cancelPendingWaits(reason?: unknown): number;
+  /** How many waits (blocking and Promise, in every thread) are queued on it now: a snapshot. */
+  readonly waiting: number;
+  readonly hasWaiters: boolean;
   /** Permits available now (not counting those already granted to waiters). */
   readonly available: number;
 }
@@ -318,12 +335,97 @@ export class RWLock implements SharedLocation {
    * queued. Returns how many waits it cancelled.
    */
   cancelPendingWaits(reason?: unknown): number;
+  /** How many waits (blocking and Promise, in every thread) are queued on it now: a snapshot. */
+  readonly waiting: number;
+  readonly hasWaiters: boolean;
   /** Held by a writer or by at least one reader. */
   readonly isLocked: boolean;
   readonly isWriteLocked: boolean;
   /** How many read holds are outstanding. */
   readonly readers: number;
   readonly isWriteLockedByCurrentThread: boolean;
+  /** The Node threadId of the thread holding the write lock now (a snapshot), or null. */
+  readonly writer: number | null;
+  /**
+   * Turns this thread's write lock into a read lock, atomically: no writer can come between, and
+   * readers queued at the head are let in at once. Release it with unlockShared(). Throws
+   * ERR_PARKLOCK_NOT_OWNER if this thread does not hold the write lock.
+   */
+  downgrade(): void;
+}
+
+/** A step of a deadlock cycle: `threadId` waits for the lock `waitsFor`, held by the next step's thread. */
+export interface DeadlockStep {
+  /** Node threadId, or null for a thread that is not a Node thread. */
+  readonly threadId: number | null;
+  readonly waitsFor: { readonly kind: 'mutex' | 'rwlock'; readonly address: string };
+}
+
+/**
+ * What a blocking lock call throws (code ERR_PARKLOCK_DEADLOCK) when it would close a cycle of
+ * threads each blocked waiting for a lock the next one holds: exactly one of them gets it, and
+ * must release what it holds so that the others proceed.
+ */
+export interface DeadlockError extends Error {
+  readonly code: 'ERR_PARKLOCK_DEADLOCK';
+  /** Starts with the calling thread; absent when the deadlock is with the thread itself. */
+  readonly cycle?: readonly DeadlockStep[];
+}
+
+export interface InspectedWaiter {
+  /** Node threadId of the waiting thread (null: not a Node thread). */
+  readonly threadId: number | null;
+  /** A thread blocked in the call (true), or a pending Promise (false). */
+  readonly blocking: boolean;
+  readonly waitedMs: number;
+  /** RWLock: 'read' or 'write'; Semaphore: the permits asked for. */
+  readonly request?: 'read' | 'write' | number;
+}
+
+export interface InspectedPrimitive {
+  readonly kind: 'mutex' | 'rwlock' | 'semaphore' | 'condition' | 'latch' | 'barrier' | 'futex' | string;
+  /** Where its word lives: the same string in every thread. */
+  readonly address: string;
+  /** This thread's object for that memory, if it has used one on contention; else null. */
+  readonly primitive: object | null;
+  /** Node threadId of the thread holding a Mutex or an RWLock's write lock, else null. */
+  readonly holder: number | null;
+  /** Oldest first. */
+  readonly waiters: readonly InspectedWaiter[];
+}
+
+/** Every primitive of the process that has waiters now, with its holder and waiters: a snapshot. */
+export function inspect(): InspectedPrimitive[];
+
+export interface WatchdogOptions {
+  /** Report waits at least this long (default 1000). */
+  thresholdMs?: number;
+  /** How often to look (default thresholdMs / 2, at least 10). */
+  intervalMs?: number;
+  /** Called with the long waits; default: process.emitWarning with code PARKLOCK_STALLED_WAIT. */
+  onStall?: (entries: InspectedPrimitive[], thresholdMs: number) => void;
+}
+
+/** Checks for long waits every intervalMs, without keeping the event loop alive. */
+export function watchdog(options?: WatchdogOptions): { stop(): void };
+
+/** The message of the `parklock:wait:start` and `parklock:wait:end` diagnostics channels. */
+export interface WaitEvent {
+  primitive: string;
+  blocking: boolean;
+  threadId: number;
+  startTime: number;
+  /** End events only. */
+  duration?: number;
+  outcome?:
+    | 'acquired'
+    | 'timed-out'
+    | 'cancelled'
+    | 'owner-died'
+    | 'deadlock'
+    | 'not-equal'
+    | 'interrupted'
+    | 'error';
 }
 
 /** The shared-memory layouts, as the addon defines them (see addon/*.h). */

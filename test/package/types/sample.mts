@@ -5,13 +5,20 @@ import parklock, {
   Barrier,
   Condition,
   futex,
+  inspect,
   Latch,
   layouts,
   Mutex,
   RWLock,
   Semaphore,
   TimeoutError,
+  watchdog,
   type AsyncWaitOptions,
+  type DeadlockError,
+  type DeadlockStep,
+  type InspectedPrimitive,
+  type InspectedWaiter,
+  type WaitEvent,
   type FutexWaitResult,
   type Guard,
   type Permits,
@@ -99,4 +106,16 @@ const cancelled: number =
   barrier.cancelPendingWaits('any reason');
 
 export { doubled, held, waited, woken, later, notified, open, last, took, state, mutexBytes };
+const entries: InspectedPrimitive[] = inspect();
+const first: InspectedWaiter | undefined = entries[0]?.waiters[0];
+const dog = watchdog({ thresholdMs: 500, onStall: (stalled, threshold) => void [stalled, threshold] });
+dog.stop();
+const waiting: number = mutex.waiting + rw.waiting + slots.waiting + latch.waiting;
+const contended: boolean = condition.hasWaiters || barrier.hasWaiters;
+const holders: (number | null)[] = [mutex.holder, rw.writer];
+rw.downgrade();
+const step: DeadlockStep | undefined = ({} as DeadlockError).cycle?.[0];
+const event: WaitEvent = { primitive: 'mutex', blocking: true, threadId: 0, startTime: 0 };
+
 export { unlocked, bounded, written, shared, cancelled };
+export { first, waiting, contended, holders, step, event };
