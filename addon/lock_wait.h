@@ -51,6 +51,15 @@ constexpr LockStatus final_status(Attempt attempt) noexcept {
   return attempt == Attempt::kAcquired ? LockStatus::kAcquired : LockStatus::kCorrupt;
 }
 
+// One step of an asynchronous acquisition: acquired now (kOwnerDied: from an owner that ended),
+// queued (the waiter's wake-up comes later), or a corrupt word.
+enum class AsyncStep { kAcquired, kOwnerDied, kQueued, kCorrupt };
+
+// The step an attempt that ends the asynchronous lock loop returns (kAcquired or kCorrupt).
+constexpr AsyncStep final_step(Attempt attempt) noexcept {
+  return attempt == Attempt::kAcquired ? AsyncStep::kAcquired : AsyncStep::kCorrupt;
+}
+
 // The status of a waiter that was handed the lock with `token`, which may carry the owner that
 // ended holding it (owner_death.h): reported through `*ended_owner` (if given).
 inline LockStatus handed_over(WakeToken token, ThreadId* ended_owner) noexcept {

@@ -205,20 +205,13 @@ MutexWord::UnlockStatus MutexWord::unlock_slow(ThreadId self) noexcept {
   return UnlockStatus::kUnlocked;
 }
 
-MutexWord::AsyncStep MutexWord::lock_or_enqueue(ThreadId self, Waiter& waiter,
-                                                bool must_mark_parked, ThreadId* ended_owner) {
+AsyncStep MutexWord::lock_or_enqueue(ThreadId self, Waiter& waiter, bool must_mark_parked,
+                                     ThreadId* ended_owner) {
   for (;;) {
     const std::int32_t seen = word().load(std::memory_order_relaxed);
-    switch (try_acquire_or_mark(self, seen, must_mark_parked)) {
-      case Attempt::kAcquired:
-        return AsyncStep::kAcquired;
-      case Attempt::kRetry:
-        continue;
-      case Attempt::kCorrupt:
-        return AsyncStep::kCorrupt;
-      case Attempt::kContended:
-        break;
-    }
+    const Attempt attempt = try_acquire_or_mark(self, seen, must_mark_parked);
+    if (attempt == Attempt::kRetry) continue;
+    if (attempt != Attempt::kContended) return final_step(attempt);
     must_mark_parked = false;
     if (take_from_ended_owner(self, ended_owner)) return AsyncStep::kOwnerDied;
     const auto must_wait = [this] {

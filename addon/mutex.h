@@ -82,7 +82,7 @@ class MutexWord {
   // kOwnerDied: acquired, and the previous owner had ended holding the lock.
   using LockStatus = parklock::LockStatus;
   enum class UnlockStatus { kUnlocked, kNotOwner, kCorrupt };
-  enum class AsyncStep { kAcquired, kOwnerDied, kQueued, kCorrupt };
+  using AsyncStep = parklock::AsyncStep;
 
   static constexpr std::int32_t held_by(ThreadId thread, State state) noexcept {
     return static_cast<std::int32_t>(thread << kOwnerShift) | state;

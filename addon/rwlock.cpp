@@ -145,22 +145,15 @@ RwLockWords::UnlockStatus RwLockWords::release_exclusive_slow() noexcept {
 }
 
 RwLockWords::UnlockStatus RwLockWords::downgrade(ThreadId self) noexcept {
-  const std::int32_t seen = state().load(std::memory_order_relaxed);
-  if (owner().load(std::memory_order_relaxed) != self) {
-    return is_corrupt(seen) ? UnlockStatus::kCorrupt : UnlockStatus::kNotOwner;
-  }
-  if ((seen & kWriter) == 0 || is_corrupt(seen)) return UnlockStatus::kCorrupt;
-  // As for unlock: the owner word goes first. The state never shows a free lock on the way, so
-  // no writer can take it; and while the parked bit is set, no reader joins outside a grant.
-  owner().store(kNoThread, std::memory_order_relaxed);
-  std::int32_t expected = kWriter;
-  if (state().compare_exchange_strong(expected, kOneReader, std::memory_order_release,
-                                      std::memory_order_relaxed)) {
-    return UnlockStatus::kUnlocked;
-  }
-  // Parked: the write hold becomes one read hold in the grant step, which lets in the readers
-  // at the head of the queue. (Released is a negative amount here: the writer bit goes, a
-  // reader comes; the grant step's arithmetic is modulo 2^32.)
+  // The state never shows a free lock on the way, so no writer can take it; and while the parked
+  // bit is set, no reader joins outside a grant.
+  return release_write(self, kOneReader);
+}
+
+RwLockWords::UnlockStatus RwLockWords::release_parked_downgrade() noexcept {
+  // The write hold becomes one read hold in the grant step, which lets in the readers at the head
+  // of the queue. (Released is a negative amount here: the writer bit goes, a reader comes; the
+  // grant step's arithmetic is modulo 2^32.)
   release_and_grant(kWriter - kOneReader);
   return UnlockStatus::kUnlocked;
 }
@@ -253,20 +246,14 @@ void RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
   run(parking_lot::Grant{&offer, finish});
 }
 
-RwLockWords::AsyncStep RwLockWords::lock_or_enqueue(Waiter& waiter, ThreadId* ended_owner) {
+AsyncStep RwLockWords::lock_or_enqueue(Waiter& waiter, ThreadId* ended_owner) {
   const Mode mode = waiter.request() == kSharedRequest ? Mode::kShared : Mode::kExclusive;
   const auto must_wait = [this] { return this->must_wait(); };
   for (;;) {
-    switch (try_acquire_or_mark(mode, waiter.thread(), state().load(std::memory_order_relaxed))) {
-      case Attempt::kAcquired:
-        return AsyncStep::kAcquired;
-      case Attempt::kRetry:
-        continue;
-      case Attempt::kCorrupt:
-        return AsyncStep::kCorrupt;
-      case Attempt::kContended:
-        break;
-    }
+    const Attempt attempt =
+        try_acquire_or_mark(mode, waiter.thread(), state().load(std::memory_order_relaxed));
+    if (attempt == Attempt::kRetry) continue;
+    if (attempt != Attempt::kContended) return final_step(attempt);
     if (take_from_ended_owner(mode, waiter.thread(), ended_owner)) return AsyncStep::kOwnerDied;
     if (parking_lot::enqueue(address(), waiter, must_wait, &kWaitSite)) {
       return AsyncStep::kQueued;

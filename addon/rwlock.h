@@ -106,7 +106,7 @@ class RwLockWords {
   // lock. Wherever it is returned, `*ended_owner` (if given) is set to that writer.
   using LockStatus = parklock::LockStatus;
   enum class UnlockStatus { kUnlocked, kNotOwner, kCorrupt };
-  enum class AsyncStep { kAcquired, kOwnerDied, kQueued, kCorrupt };
+  using AsyncStep = parklock::AsyncStep;
   enum class Mode { kShared, kExclusive };
 
   static constexpr bool is_corrupt(std::int32_t state) noexcept {
@@ -140,21 +140,7 @@ class RwLockWords {
     return lock_slow(self, deadline, ended_owner);
   }
 
-  UnlockStatus unlock(ThreadId self) noexcept {
-    const std::int32_t seen = state().load(std::memory_order_relaxed);
-    if (owner().load(std::memory_order_relaxed) != self) {
-      return is_corrupt(seen) ? UnlockStatus::kCorrupt : UnlockStatus::kNotOwner;
-    }
-    // Named as the writer by a state without a writer: left as found, for diagnosis.
-    if ((seen & kWriter) == 0 || is_corrupt(seen)) return UnlockStatus::kCorrupt;
-    owner().store(kNoThread, std::memory_order_relaxed);
-    std::int32_t expected = kWriter;
-    if (state().compare_exchange_strong(expected, 0, std::memory_order_release,
-                                        std::memory_order_relaxed)) {
-      return UnlockStatus::kUnlocked;
-    }
-    return release_exclusive_slow();
-  }
+  UnlockStatus unlock(ThreadId self) noexcept { return release_write(self, 0); }
 
   // The contended part of lock(): the caller's try_lock failed. `self` must be the calling thread's
   // current_thread_id() (a grant records the identity of the thread that parked).
@@ -272,6 +258,26 @@ class RwLockWords {
     return (seen & kParked) != 0 && is_held(seen) && !is_corrupt(seen);
   }
   Attempt try_acquire_or_mark(Mode mode, ThreadId self, std::int32_t seen);
+
+  // Gives up the write hold of `self`, keeping `keep` (0, or kOneReader for a downgrade): checks
+  // ownership, clears the owner word FIRST (so a writer that acquires right after never has its id
+  // overwritten), then one CAS writer -> keep, or the slow path if waiters are parked.
+  UnlockStatus release_write(ThreadId self, std::int32_t keep) noexcept {
+    const std::int32_t seen = state().load(std::memory_order_relaxed);
+    if (owner().load(std::memory_order_relaxed) != self) {
+      return is_corrupt(seen) ? UnlockStatus::kCorrupt : UnlockStatus::kNotOwner;
+    }
+    // Named as the writer by a state without a writer: left as found, for diagnosis.
+    if ((seen & kWriter) == 0 || is_corrupt(seen)) return UnlockStatus::kCorrupt;
+    owner().store(kNoThread, std::memory_order_relaxed);
+    std::int32_t expected = kWriter;
+    if (state().compare_exchange_strong(expected, keep, std::memory_order_release,
+                                        std::memory_order_relaxed)) {
+      return UnlockStatus::kUnlocked;
+    }
+    return keep == 0 ? release_exclusive_slow() : release_parked_downgrade();
+  }
+  UnlockStatus release_parked_downgrade() noexcept;
   LockStatus acquire_slow(Mode mode, ThreadId self, Deadline deadline, ThreadId* ended_owner);
   LockStatus acquire_loop(Mode mode, ThreadId self, Deadline deadline,
                           const parking_lot::ParkOptions& options, ThreadId* ended_owner);

@@ -2,8 +2,6 @@
 // kPending: the asynchronous wait goes on.
 #pragma once
 
-#include <type_traits>
-
 #include "barrier.h"
 #include "condition.h"
 #include "futex.h"
@@ -36,10 +34,8 @@ constexpr Settlement settlement_of(LockStatus status) {
   return settled::kCorrupt;
 }
 
-template <typename AsyncStep>
-requires(std::is_same_v<AsyncStep, MutexWord::AsyncStep> ||
-         std::is_same_v<AsyncStep, RwLockWords::AsyncStep>) constexpr Settlement
-    settlement_of(AsyncStep step) {
+// The asynchronous steps of the locks that record an owner (lock_wait.h).
+constexpr Settlement settlement_of(AsyncStep step) {
   switch (step) {
     case AsyncStep::kAcquired:
       return settled::kAcquired;

@@ -118,13 +118,8 @@ class Barrier {
   }
 
   // How many waits are queued on this barrier now, in every thread (a snapshot).
-  get waiting() {
-    return native.waiting(this.#native);
-  }
-
-  get hasWaiters() {
-    return this.waiting > 0;
-  }
+  get waiting() { return native.waiting(this.#native); } // prettier-ignore
+  get hasWaiters() { return this.waiting > 0; } // prettier-ignore
 
   get #native() {
     return (this.#handle ??= handleFor(this, this.#words, WORDS));

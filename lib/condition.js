@@ -86,13 +86,8 @@ class Condition {
   }
 
   // How many waits are queued on this condition now, in every thread (a snapshot).
-  get waiting() {
-    return native.waiting(this.#native);
-  }
-
-  get hasWaiters() {
-    return this.waiting > 0;
-  }
+  get waiting() { return native.waiting(this.#native); } // prettier-ignore
+  get hasWaiters() { return this.waiting > 0; } // prettier-ignore
 
   get #native() {
     return (this.#handle ??= handleFor(this, this.#word, WORDS));
