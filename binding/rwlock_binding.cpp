@@ -97,34 +97,32 @@ Napi::Value release_write_slow(const Napi::CallbackInfo& info) {
   throw_corrupt(info.Env(), "rwlock");
 }
 
+// A release's result as JavaScript receives it: true, or false for a thread that holds nothing
+// to release; a corrupt state throws.
+Napi::Value released(Napi::Env env, RwLockWords::UnlockStatus status) {
+  switch (status) {
+    case RwLockWords::UnlockStatus::kUnlocked:
+      return Napi::Boolean::New(env, true);
+    case RwLockWords::UnlockStatus::kNotOwner:
+      return Napi::Boolean::New(env, false);
+    case RwLockWords::UnlockStatus::kCorrupt:
+      break;
+  }
+  throw_corrupt(env, "rwlock");
+}
+
 // rwlockDowngrade(handle) -> true once this thread's write hold is a read hold, or false if this
 // thread does not hold the write lock; throws if the state is corrupt.
 Napi::Value downgrade(const Napi::CallbackInfo& info) {
   RwLockWords lock(words_of(info, 0, RwLockWords::kWordCount));
-  switch (lock.downgrade(ThreadContext::of(info.Env()).thread())) {
-    case RwLockWords::UnlockStatus::kUnlocked:
-      return Napi::Boolean::New(info.Env(), true);
-    case RwLockWords::UnlockStatus::kNotOwner:
-      return Napi::Boolean::New(info.Env(), false);
-    case RwLockWords::UnlockStatus::kCorrupt:
-      break;
-  }
-  throw_corrupt(info.Env(), "rwlock");
+  return released(info.Env(), lock.downgrade(ThreadContext::of(info.Env()).thread()));
 }
 
 // rwlockUnlockSharedSlow(handle) -> true, or false if no reader holds the lock; throws if the
 // state is corrupt.
 Napi::Value unlock_shared_slow(const Napi::CallbackInfo& info) {
   RwLockWords lock(words_of(info, 0, RwLockWords::kWordCount));
-  switch (lock.unlock_shared_slow()) {
-    case RwLockWords::UnlockStatus::kUnlocked:
-      return Napi::Boolean::New(info.Env(), true);
-    case RwLockWords::UnlockStatus::kNotOwner:
-      return Napi::Boolean::New(info.Env(), false);
-    case RwLockWords::UnlockStatus::kCorrupt:
-      break;
-  }
-  throw_corrupt(info.Env(), "rwlock");
+  return released(info.Env(), lock.unlock_shared_slow());
 }
 
 const Exports registered([](Napi::Env env, Napi::Object exports) {
