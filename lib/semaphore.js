@@ -10,7 +10,12 @@ const { traceBlocking } = require('./diagnostics');
 const { attach, attachForInit, defineLocation, defineSize } = require('./shared_memory');
 const { waitAsync, cancelPendingWaits } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
-const { validateTimeout, validateAsyncOptions, validateInteger, validateFunction } = require('./validate');
+const {
+  validateTimeout,
+  validateAsyncOptions,
+  validateInteger,
+  validateFunction,
+} = require('./validate');
 const { invalidArgType, outOfRange, corrupt } = require('./errors');
 const { rejectingMethods } = require('./promise_form');
 const { isAborted } = require('./signals');
