@@ -12,7 +12,7 @@
 // the way, in which case the addon passes on what the wake-up gave (a lock handed over, say) and
 // settles the wait as CANCELLED, and we reject then.
 const native = require('./native');
-const { TimeoutError } = require('./errors');
+const { TimeoutError, lockError } = require('./errors');
 const { isAborted, reasonOf, listen } = require('./signals');
 const { joinEnvironment } = require('./copies');
 const { traceQueued } = require('./diagnostics');
@@ -48,13 +48,76 @@ function startTimer(ms, fire) {
   return timer;
 }
 
+// The waits of this thread queued through each primitive object (the `owner` of waitAsync): a
+// doubly linked list of their records, headed by a sentinel, for cancelPendingWaits(). A wait is
+// linked when it queues and unlinked when it settles: a queued wait looks its list up once, in a
+// WeakMap, and linking and unlinking cost no hashing. Waits that settle without queuing (the fast
+// paths) are never linked.
+const queuedWaits = new WeakMap();
+
+function queuedWaitsOf(owner) {
+  let head = queuedWaits.get(owner);
+  if (head === undefined) {
+    head = { prev: null, next: null, size: 0 };
+    head.prev = head;
+    head.next = head;
+    queuedWaits.set(owner, head);
+  }
+  return head;
+}
+
+function unlink(record) {
+  if (record.next === null) return;
+  record.prev.next = record.next;
+  record.next.prev = record.prev;
+  record.prev = null;
+  record.next = null;
+  record.head.size -= 1;
+}
+
+// Rejects every wait of this thread queued through `owner` and still pending, oldest first, as
+// its abort would (what it was already given stands, per the addon's rules), with `reason`
+// (default: an Error with code ERR_PARKLOCK_CANCELLED); returns how many it cancelled.
+function cancelPendingWaits(owner, reason) {
+  const head = queuedWaits.get(owner);
+  if (head === undefined || head.size === 0) return 0;
+  const why =
+    reason === undefined
+      ? lockError(
+          'ERR_PARKLOCK_CANCELLED',
+          'The wait was cancelled by cancelPendingWaits() on the primitive it waited on',
+        )
+      : reason;
+  const records = [];
+  for (let record = head.next; record !== head; record = record.next) records.push(record);
+  for (const record of records) unlink(record);
+  let count = 0;
+  let failure;
+  let failed = false;
+  for (const record of records) {
+    try {
+      if (record.cancel(why)) count += 1;
+    } catch (error) {
+      if (!failed) failure = error;
+      failed = true;
+    }
+  }
+  if (failed) throw failure;
+  return count;
+}
+
+// How many waits of this thread queued through `owner` are pending (for tests).
+function pendingWaitCount(owner) {
+  return queuedWaits.get(owner)?.size ?? 0;
+}
+
 // Runs an asynchronous wait. `begin(record)` calls the addon, which returns a settlement (> 0) at
 // once, or the queued wait's handle (< 0); `interpret(settlement)` turns a settlement into the
 // Promise's value (or throws).
 // A wait cancelled by its timeout rejects with a TimeoutError, unless `timedOutValue` is given:
 // then it resolves to that (futex.waitAsync resolves 'timed-out', Condition#waitAsync false).
 // `owner` is kept reachable while the wait is pending, and with it the shared memory the addon
-// is waiting on.
+// is waiting on; it is the object whose cancelPendingWaits() cancels the wait once it queued.
 //
 // Throws, rather than rejects, what the signal throws (its getters, its addEventListener): the
 // Promise forms turn that into a rejection (./promise_form.js). Every such step runs before
@@ -64,14 +127,18 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
   let cancelled = false;
   let reason; // why it was cancelled (an abort reason may be any value, undefined included)
   let queued; // the wait's handle while it is queued in the addon
-  const record = { settle: noop, owner };
+  // prev, next, head: its place in queuedWaits while it is queued; cancel: for
+  // cancelPendingWaits().
+  const record = { settle: noop, owner, prev: null, next: null, head: null, cancel: undefined };
+  // Returns whether it cancelled the wait (false: it was cancelled already).
   const cancel = (why) => {
-    if (cancelled) return;
+    if (cancelled) return false;
     cancelled = true;
     reason = why;
-    if (queued === undefined) return;
+    if (queued === undefined) return true;
     const now = native.cancel(queued);
     if (now !== undefined) record.settle(now);
+    return true;
   };
   let stopListening = noop;
   if (signal !== undefined) {
@@ -101,6 +168,7 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
     record.settle = (settlement) => {
       if (queued === undefined) return;
       queued = undefined;
+      unlink(record);
       if (traced !== undefined) traced(settlement);
       pending -= 1;
       if (timer !== undefined) clearTimeout(timer.handle);
@@ -118,6 +186,15 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
     };
     queued = now;
     pending += 1;
+    const head = queuedWaitsOf(owner);
+    const last = head.prev;
+    record.cancel = cancel;
+    record.head = head;
+    record.prev = last;
+    record.next = head;
+    last.next = record;
+    head.prev = record;
+    head.size += 1;
     if (timeout !== Infinity) {
       timer = startTimer(timeout, () => cancel(new TimeoutError(`Timed out after ${timeout} ms`)));
     }
@@ -132,4 +209,11 @@ function primitiveOf(owner) {
   return typeof name === 'string' ? name.toLowerCase() : 'unknown';
 }
 
-module.exports = { threadId, settled, waitAsync, pendingCount: () => pending };
+module.exports = {
+  threadId,
+  settled,
+  waitAsync,
+  cancelPendingWaits,
+  pendingWaitCount,
+  pendingCount: () => pending,
+};

@@ -7,7 +7,7 @@ const native = require('./native');
 const { handleFor } = require('./handles');
 const { traceBlocking } = require('./diagnostics');
 const { attach, attachForInit, defineLocation, defineSize } = require('./shared_memory');
-const { waitAsync: startWaitAsync } = require('./async_waits');
+const { waitAsync: startWaitAsync, cancelPendingWaits } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
 const { validateTimeout, validateAsyncOptions, validateInteger } = require('./validate');
 const { invalidArgType, lockError, corrupt, TimeoutError } = require('./errors');
@@ -115,6 +115,12 @@ class Barrier {
       { timeout, signal },
       passed,
     );
+  }
+
+  // Rejects every Promise wait that this thread queued through this object and that is still
+  // pending, with `reason` (default: an Error with code ERR_PARKLOCK_CANCELLED); returns how many.
+  cancelPendingWaits(reason) {
+    return cancelPendingWaits(this, reason);
   }
 
   // How many waits are queued on this barrier now, in every thread (a snapshot).

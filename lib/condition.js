@@ -7,7 +7,7 @@ const native = require('./native');
 const { handleFor } = require('./handles');
 const { traceBlocking } = require('./diagnostics');
 const { attach, defineLocation, defineSize } = require('./shared_memory');
-const { waitAsync } = require('./async_waits');
+const { waitAsync, cancelPendingWaits } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
 const { handleOf, isMutex } = require('./mutex');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
@@ -64,13 +64,21 @@ class Condition {
   waitAsync(mutex, options) {
     const mutexHandle = heldMutexHandle(mutex);
     const { timeout, signal } = validateAsyncOptions(options);
+    // The owner is this condition (whose cancelPendingWaits() cancels the wait); the mutex stays
+    // reachable while the wait is pending through `interpret`, which the addon's record holds.
     return waitAsync(
-      [this, mutex],
+      this,
       (record) => native.conditionWaitAsync(this.#native, mutexHandle, record),
       { timeout, signal },
       (settlement) => outcome(settlement, CONDITION, mutex),
       false,
     );
+  }
+
+  // Rejects every Promise wait that this thread queued through this object and that is still
+  // pending, with `reason` (default: an Error with code ERR_PARKLOCK_CANCELLED); returns how many.
+  cancelPendingWaits(reason) {
+    return cancelPendingWaits(this, reason);
   }
 
   // Wakes the longest waiter; returns the number woken (0 or 1).

@@ -9,8 +9,6 @@ const { RWLock } = require('./rwlock');
 const futex = require('./futex');
 const native = require('./native');
 const { inspect, watchdog } = require('./inspect');
-// Methods built on the primitives' public ones (waitForUnlock, executeShared, cancelPendingWaits, ...).
-require('./conveniences');
 
 module.exports = {
   Mutex,

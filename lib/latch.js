@@ -8,7 +8,7 @@ const native = require('./native');
 const { handleFor } = require('./handles');
 const { traceBlocking } = require('./diagnostics');
 const { attach, attachForInit, defineLocation, defineSize } = require('./shared_memory');
-const { waitAsync: startWaitAsync } = require('./async_waits');
+const { waitAsync: startWaitAsync, cancelPendingWaits } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
 const { validateTimeout, validateAsyncOptions, validateInteger } = require('./validate');
 const { invalidArgType, outOfRange, corrupt } = require('./errors');
@@ -108,6 +108,12 @@ class Latch {
       opened,
       false,
     );
+  }
+
+  // Rejects every Promise wait that this thread queued through this object and that is still
+  // pending, with `reason` (default: an Error with code ERR_PARKLOCK_CANCELLED); returns how many.
+  cancelPendingWaits(reason) {
+    return cancelPendingWaits(this, reason);
   }
 
   // How many waits are queued on this latch now, in every thread (a snapshot).

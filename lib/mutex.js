@@ -6,13 +6,13 @@ const native = require('./native');
 const { handleFor } = require('./handles');
 const { traceBlocking } = require('./diagnostics');
 const { attach, defineLocation, defineSize } = require('./shared_memory');
-const { threadId, settled, waitAsync } = require('./async_waits');
+const { threadId, settled, waitAsync, cancelPendingWaits } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
 const { validateTimeout, validateAsyncOptions, validateFunction } = require('./validate');
-const { lockError, corrupt, TimeoutError, OwnerDiedError } = require('./errors');
+const { lockError, corrupt, invalidArgType, TimeoutError, OwnerDiedError } = require('./errors');
 const { Guard } = require('./guard');
 const { rejectingMethods } = require('./promise_form');
-const { isAborted } = require('./signals');
+const { isAborted, reasonOf } = require('./signals');
 
 const layout = native.mutexLayout;
 const { UNLOCKED, LOCKED, LOCKED_PARKED, OWNER_SHIFT, STATE_MASK, WORDS } = layout;
@@ -27,6 +27,10 @@ const MUTEX = vocabulary({
     'This thread already holds the mutex (a pending lockAsync() of this thread was handed it ' +
     'while the thread was blocked waiting for it)',
 });
+
+const releaseGuard = (guard) => {
+  guard.unlock();
+};
 
 function ownerOf(word) {
   return word >>> OWNER_SHIFT;
@@ -106,6 +110,28 @@ class Mutex {
     }
   }
 
+  // Resolves once the mutex is unlocked (now, or at some instant after the call), without keeping
+  // it. Unlocked now: resolves at once. Otherwise it takes its turn in the mutex's FIFO queue like
+  // lockAsync() (same options, same rejections) and unlocks as soon as it is handed the lock. An
+  // OwnerDiedError rejects it like lockAsync(): its guard holds the mutex for the caller to repair.
+  // A thread that holds the mutex waits, as lockAsync() does: another async task of the same thread
+  // may be the one about to unlock it.
+  waitForUnlock(options) {
+    if (!isMutex(this)) throw invalidArgType('this', 'an instance of Mutex', this);
+    if (!this.isLocked) {
+      const { signal } = validateAsyncOptions(options);
+      if (isAborted(signal)) return Promise.reject(reasonOf(signal));
+      return Promise.resolve();
+    }
+    return this.lockAsync(options).then(releaseGuard);
+  }
+
+  // Rejects every Promise wait that this thread queued through this object and that is still
+  // pending, with `reason` (default: an Error with code ERR_PARKLOCK_CANCELLED); returns how many.
+  cancelPendingWaits(reason) {
+    return cancelPendingWaits(this, reason);
+  }
+
   get isLocked() {
     return Atomics.load(this.#word, 0) !== UNLOCKED;
   }
@@ -166,6 +192,6 @@ class Mutex {
 }
 
 defineSize(Mutex, layout);
-rejectingMethods(Mutex.prototype, 'lockAsync');
+rejectingMethods(Mutex.prototype, 'lockAsync', 'waitForUnlock');
 
 module.exports = { Mutex, AsyncLock: Mutex, TimeoutError, OwnerDiedError, handleOf, isMutex };

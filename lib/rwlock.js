@@ -16,9 +16,9 @@ const native = require('./native');
 const { handleFor } = require('./handles');
 const { traceBlocking } = require('./diagnostics');
 const { attach, defineLocation, defineSize } = require('./shared_memory');
-const { threadId, waitAsync } = require('./async_waits');
+const { threadId, waitAsync, cancelPendingWaits } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
-const { validateTimeout, validateAsyncOptions } = require('./validate');
+const { validateTimeout, validateAsyncOptions, validateFunction } = require('./validate');
 const { lockError, corrupt } = require('./errors');
 const { Guard } = require('./guard');
 const { rejectingMethods } = require('./promise_form');
@@ -195,6 +195,35 @@ class RWLock {
 
   // Turns this thread's write lock into a read lock, atomically: no writer can come between, and
   // readers waiting at the head of the queue are let in at once. Release it with unlockShared().
+  // As Mutex#executeLocked, with the write lock: if the previous writer ended holding the lock, fn
+  // does not run and the Promise rejects with the OwnerDiedError, whose guard holds the lock.
+  async executeLocked(fn, options) {
+    validateFunction(fn, 'fn');
+    const guard = await this.lockAsync(options);
+    try {
+      return await fn();
+    } finally {
+      guard.unlock();
+    }
+  }
+
+  // The same with a read lock.
+  async executeShared(fn, options) {
+    validateFunction(fn, 'fn');
+    const guard = await this.lockSharedAsync(options);
+    try {
+      return await fn();
+    } finally {
+      guard.unlock();
+    }
+  }
+
+  // Rejects every Promise wait that this thread queued through this object and that is still
+  // pending, with `reason` (default: an Error with code ERR_PARKLOCK_CANCELLED); returns how many.
+  cancelPendingWaits(reason) {
+    return cancelPendingWaits(this, reason);
+  }
+
   downgrade() {
     if (!this.isWriteLockedByCurrentThread || !native.rwlockDowngrade(this.#native)) {
       throw lockError('ERR_PARKLOCK_NOT_OWNER', 'Cannot downgrade: this thread does not hold the write lock');

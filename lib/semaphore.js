@@ -8,12 +8,18 @@ const native = require('./native');
 const { handleFor } = require('./handles');
 const { traceBlocking } = require('./diagnostics');
 const { attach, attachForInit, defineLocation, defineSize } = require('./shared_memory');
-const { waitAsync } = require('./async_waits');
+const { waitAsync, cancelPendingWaits } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
-const { validateTimeout, validateAsyncOptions, validateInteger } = require('./validate');
+const {
+  validateTimeout,
+  validateAsyncOptions,
+  validateInteger,
+  validateFunction,
+} = require('./validate');
 const { invalidArgType, outOfRange, corrupt } = require('./errors');
 const { rejectingMethods } = require('./promise_form');
 const { isAborted } = require('./signals');
+const { Permits } = require('./permits');
 
 const layout = native.semaphoreLayout;
 const { PERMITS_MASK, WAITERS_BIT, RESERVED_BIT, MAX_PERMITS, WORDS } = layout;
@@ -112,6 +118,40 @@ class Semaphore {
     );
   }
 
+  // acquire(n), returning a guard that releases the n permits once.
+  acquirePermits(n = 1) {
+    this.acquire(n);
+    return new Permits(this, n);
+  }
+
+  // tryAcquire(n, timeoutMs), returning a guard if the permits were taken, null otherwise.
+  tryAcquirePermits(n = 1, timeoutMs = 0) {
+    return this.tryAcquire(n, timeoutMs) ? new Permits(this, n) : null;
+  }
+
+  // acquireAsync(n, options), resolving to a guard that releases the n permits once.
+  acquirePermitsAsync(n = 1, options) {
+    return this.acquireAsync(n, options).then(() => new Permits(this, n));
+  }
+
+  // Acquires n permits asynchronously, runs fn (sync or async) and always releases them; returns
+  // fn's result.
+  async executeLocked(fn, n = 1, options) {
+    validateFunction(fn, 'fn');
+    await this.acquireAsync(n, options);
+    try {
+      return await fn();
+    } finally {
+      this.release(n);
+    }
+  }
+
+  // Rejects every Promise wait that this thread queued through this object and that is still
+  // pending, with `reason` (default: an Error with code ERR_PARKLOCK_CANCELLED); returns how many.
+  cancelPendingWaits(reason) {
+    return cancelPendingWaits(this, reason);
+  }
+
   // Returns n permits; queued waiters are granted them oldest first. Throws RangeError (and
   // releases nothing) if the available permits would exceed Semaphore.MAX_PERMITS.
   release(n = 1) {
@@ -172,6 +212,6 @@ class Semaphore {
 }
 
 defineSize(Semaphore, layout);
-rejectingMethods(Semaphore.prototype, 'acquireAsync');
+rejectingMethods(Semaphore.prototype, 'acquireAsync', 'acquirePermitsAsync');
 
 module.exports = { Semaphore };

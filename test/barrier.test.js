@@ -353,7 +353,7 @@ describe('workers', () => {
 });
 
 describe('cancelPendingWaits', () => {
-  const { pendingWaitCount } = require('../lib/cancel_waits');
+  const { pendingWaitCount } = require('../lib/async_waits');
 
   it('rejects a pending wait with the reason and withdraws its arrival', async () => {
     const barrier = new Barrier(2);

@@ -265,7 +265,7 @@ describe('Condition with workers', () => {
 });
 
 describe('Condition#cancelPendingWaits', () => {
-  const { pendingWaitCount } = require('../lib/cancel_waits');
+  const { pendingWaitCount } = require('../lib/async_waits');
 
   it('rejects the pending waits with the reason, each holding the mutex again', async () => {
     const m = new Mutex();

@@ -298,7 +298,7 @@ describe('workers', () => {
 });
 
 describe('cancelPendingWaits', () => {
-  const { pendingWaitCount } = require('../lib/cancel_waits');
+  const { pendingWaitCount } = require('../lib/async_waits');
 
   it('rejects the pending waits; the latch still opens for later waits, counted down by a worker', async () => {
     const latch = new Latch(1);

@@ -759,7 +759,7 @@ describe('corrupt word', () => {
 
 describe('waitForUnlock', () => {
   const { OwnerDiedError } = require('../lib');
-  const { pendingWaitCount } = require('../lib/cancel_waits');
+  const { pendingWaitCount } = require('../lib/async_waits');
 
   it('resolves at once, taking nothing, when the mutex is unlocked', async () => {
     const m = new Mutex();
@@ -868,7 +868,7 @@ describe('waitForUnlock', () => {
 });
 
 describe('cancelPendingWaits', () => {
-  const { pendingWaitCount } = require('../lib/cancel_waits');
+  const { pendingWaitCount } = require('../lib/async_waits');
   const CANCELLED = { name: 'Error', code: 'ERR_PARKLOCK_CANCELLED' };
 
   it('returns 0 when nothing is pending', () => {

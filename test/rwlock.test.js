@@ -794,7 +794,7 @@ describe('RWLock#executeLocked and #executeShared', () => {
 });
 
 describe('RWLock#cancelPendingWaits', () => {
-  const { pendingWaitCount } = require('../lib/cancel_waits');
+  const { pendingWaitCount } = require('../lib/async_waits');
 
   it('rejects every pending wait of this thread behind a worker\'s write lock; nothing stays queued', async () => {
     const rw = new RWLock();

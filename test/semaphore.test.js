@@ -758,7 +758,7 @@ describe('Semaphore#executeLocked', () => {
 });
 
 describe('Semaphore#cancelPendingWaits', () => {
-  const { pendingWaitCount } = require('../lib/cancel_waits');
+  const { pendingWaitCount } = require('../lib/async_waits');
 
   it('rejects every pending wait of this thread; a worker then gets the permits', async () => {
     const s = new Semaphore(0);
