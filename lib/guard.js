@@ -39,4 +39,17 @@ class Guard {
 
 rejectingMethods(Guard.prototype, asyncDispose);
 
-module.exports = { Guard };
+// Waits for `acquiring` (a Promise of anything with a `release()` or `unlock()`), runs fn (sync or
+// async) holding it, and always gives it back; returns fn's result. What executeLocked() and
+// executeShared() of every primitive are.
+async function runHolding(acquiring, fn) {
+  const held = await acquiring;
+  try {
+    return await fn();
+  } finally {
+    if (typeof held.release === 'function') held.release();
+    else held.unlock();
+  }
+}
+
+module.exports = { Guard, runHolding };

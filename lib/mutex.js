@@ -10,7 +10,7 @@ const { threadId, settled, waitAsync, cancelPendingWaits } = require('./async_wa
 const { vocabulary, outcome } = require('./outcomes');
 const { validateTimeout, validateAsyncOptions, validateFunction } = require('./validate');
 const { lockError, corrupt, invalidArgType, TimeoutError, OwnerDiedError } = require('./errors');
-const { Guard } = require('./guard');
+const { Guard, runHolding } = require('./guard');
 const { rejectingMethods } = require('./promise_form');
 const { isAborted, reasonOf } = require('./signals');
 
@@ -102,12 +102,7 @@ class Mutex {
   // OwnerDiedError, whose guard holds the mutex for the caller to repair and unlock.
   async executeLocked(fn, options) {
     validateFunction(fn, 'fn');
-    const guard = await this.lockAsync(options);
-    try {
-      return await fn();
-    } finally {
-      guard.unlock();
-    }
+    return runHolding(this.lockAsync(options), fn);
   }
 
   // Resolves once the mutex is unlocked (now, or at some instant after the call), without keeping

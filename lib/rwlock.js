@@ -20,7 +20,7 @@ const { threadId, waitAsync, cancelPendingWaits } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
 const { validateTimeout, validateAsyncOptions, validateFunction } = require('./validate');
 const { lockError, corrupt } = require('./errors');
-const { Guard } = require('./guard');
+const { Guard, runHolding } = require('./guard');
 const { rejectingMethods } = require('./promise_form');
 const { isAborted } = require('./signals');
 
@@ -199,23 +199,13 @@ class RWLock {
   // does not run and the Promise rejects with the OwnerDiedError, whose guard holds the lock.
   async executeLocked(fn, options) {
     validateFunction(fn, 'fn');
-    const guard = await this.lockAsync(options);
-    try {
-      return await fn();
-    } finally {
-      guard.unlock();
-    }
+    return runHolding(this.lockAsync(options), fn);
   }
 
   // The same with a read lock.
   async executeShared(fn, options) {
     validateFunction(fn, 'fn');
-    const guard = await this.lockSharedAsync(options);
-    try {
-      return await fn();
-    } finally {
-      guard.unlock();
-    }
+    return runHolding(this.lockSharedAsync(options), fn);
   }
 
   // Rejects every Promise wait that this thread queued through this object and that is still

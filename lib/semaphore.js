@@ -20,6 +20,7 @@ const { invalidArgType, outOfRange, corrupt } = require('./errors');
 const { rejectingMethods } = require('./promise_form');
 const { isAborted } = require('./signals');
 const { Permits } = require('./permits');
+const { runHolding } = require('./guard');
 
 const layout = native.semaphoreLayout;
 const { PERMITS_MASK, WAITERS_BIT, RESERVED_BIT, MAX_PERMITS, WORDS } = layout;
@@ -138,12 +139,7 @@ class Semaphore {
   // fn's result.
   async executeLocked(fn, n = 1, options) {
     validateFunction(fn, 'fn');
-    await this.acquireAsync(n, options);
-    try {
-      return await fn();
-    } finally {
-      this.release(n);
-    }
+    return runHolding(this.acquirePermitsAsync(n, options), fn);
   }
 
   // Rejects every Promise wait that this thread queued through this object and that is still
