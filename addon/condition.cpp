@@ -51,7 +51,7 @@ ConditionWord::WaitStatus ConditionWord::wait(MutexWord mutex, ThreadId self, De
   // While this thread sleeps here, the mutex can only come to name it through one of its own
   // asynchronous locks, which cannot run until this wait returns: re-acquiring would never
   // succeed, so the wait watches for that (self_deadlock_watch.h) and reports it.
-  const LockIdentity lock{MutexWord::kWaitSite.kind, mutex.address(), MutexWord::kWaitSite.holder};
+  const LockIdentity lock{&MutexWord::kWaitSite, mutex.address()};
   const auto abandon = [&](WakeToken token) { abandon_wake(mutex, self, token); };
   const auto left = [this](bool queue_empty) { on_waiter_left(queue_empty); };
   const parking_lot::Grant on_leave{nullptr, left};

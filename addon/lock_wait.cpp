@@ -12,7 +12,7 @@ LockPark park_for_lock(const void* key, FunctionRef<bool()> validate,
   bool deadlock = false;
   const auto poll = [&] {
     stop_requested = outer->requested();
-    if (stop_requested || lock.owner(lock.address) == self) return true;
+    if (stop_requested || lock.owner() == self) return true;
     deadlock = waiting == Waiting::kForTheLock && waits_for.poll();
     return deadlock;
   };

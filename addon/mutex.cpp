@@ -101,11 +101,10 @@ bool MutexWord::mark_parked_if_locked() noexcept {
 
 MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, bool must_mark_parked,
                                            ThreadId* ended_owner) {
-  const Clock::time_point since = Clock::now();
   // A lock handed to one of this thread's own asynchronous waits while it blocks here would
   // never be released, and neither would a lock in a cycle of blocked threads: the blocked wait
   // watches for both (lock_wait.h) and reports a deadlock.
-  const LockIdentity lock{kWaitSite.kind, address(), kWaitSite.holder};
+  const LockIdentity lock{&kWaitSite, address()};
   const auto must_wait = [this] {
     return state_of(word().load(std::memory_order_relaxed)) == kLockedParked;
   };
@@ -114,7 +113,6 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, boo
   const auto abandon = [&](WakeToken token) { abandon_wake(self, token); };
   parking_lot::ParkOptions options;
   options.deadline = deadline;
-  options.since = since;
   options.site = &kWaitSite;
   options.on_leave = &on_leave;
   int spins = 0;

@@ -31,7 +31,6 @@ RwLockWords::LockStatus RwLockWords::acquire_slow(Mode mode, ThreadId self, Dead
   if (holds_write_lock(self)) return LockStatus::kAlreadyHeld;
   parking_lot::ParkOptions options;
   options.deadline = deadline;
-  options.since = Clock::now();
   options.request = mode == Mode::kShared ? kSharedRequest : exclusive_request(self);
   options.site = &kWaitSite;
   LockStatus status = LockStatus::kCorrupt;
@@ -48,7 +47,7 @@ RwLockWords::LockStatus RwLockWords::acquire_loop(Mode mode, ThreadId self, Dead
   // A write lock granted to one of this thread's own asynchronous waits while it blocks here
   // would never be released, and neither would a lock in a cycle of blocked threads: the blocked
   // wait watches for both (lock_wait.h) and reports a deadlock.
-  const LockIdentity lock{kWaitSite.kind, address(), kWaitSite.holder};
+  const LockIdentity lock{&kWaitSite, address()};
   const auto abandon = [&](WakeToken token) { abandon_wake(self, token); };
   const auto must_wait = [this] { return this->must_wait(); };
   int spins = 0;

@@ -30,15 +30,15 @@ thread_local std::vector<WaitsForEdge> reported_cycle;
 // The cycle through `self` if the graph has one (longest possible: every published thread).
 std::vector<WaitsForEdge> cycle_through(ThreadId self, const LockIdentity& lock) {
   const std::vector<Blocked>& blocked = graph();
-  std::vector<WaitsForEdge> path{{self, lock.kind, lock.address}};
+  std::vector<WaitsForEdge> path{{self, lock.site->kind, lock.address}};
   LockIdentity waits_for = lock;
   while (path.size() <= blocked.size()) {
-    const ThreadId owner = waits_for.owner(waits_for.address);
+    const ThreadId owner = waits_for.owner();
     if (owner == self) return path;
     const auto next = std::find_if(blocked.begin(), blocked.end(),
                                    [&](const Blocked& b) { return b.thread == owner; });
     if (owner == kNoThread || next == blocked.end()) return {};
-    path.push_back({owner, next->lock.kind, next->lock.address});
+    path.push_back({owner, next->lock.site->kind, next->lock.address});
     waits_for = next->lock;
   }
   return {};  // a cycle that does not pass through this thread: one of its members reports it

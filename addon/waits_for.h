@@ -22,15 +22,17 @@
 #include <cstdint>
 #include <vector>
 
+#include "parking_lot.h"
 #include "thread_id.h"
 
 namespace parklock {
 
-// A lock as the graph sees it: where it lives and how to read who holds it.
+// A lock as the graph sees it: its primitive's site (WaitSite::kind names it in reports,
+// WaitSite::holder reads its owner) and its (first) word.
 struct LockIdentity {
-  const char* kind;                        // "mutex", "rwlock": for reports
-  const void* address;                     // the lock's (first) word
-  ThreadId (*owner)(const void* address);  // its owner now, or kNoThread
+  const WaitSite* site;
+  const void* address;
+  ThreadId owner() const noexcept { return site->holder(address); }
 };
 
 // One step of a cycle: `thread` is blocked waiting for `lock`, which the next step's thread

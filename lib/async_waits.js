@@ -164,7 +164,7 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
   }
   return new Promise((resolve, reject) => {
     let timer;
-    const traced = traceQueued(primitiveOf(owner));
+    const traced = traceQueued(owner);
     record.settle = (settlement) => {
       if (queued === undefined) return;
       queued = undefined;
@@ -201,13 +201,6 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
   });
 }
 
-// What diagnostics call the primitive a Promise wait is on: its class, or 'futex' for a futex wait
-// on a bare Int32Array.
-function primitiveOf(owner) {
-  if (owner instanceof Int32Array) return 'futex';
-  const name = owner && owner.constructor && owner.constructor.name;
-  return typeof name === 'string' ? name.toLowerCase() : 'unknown';
-}
 
 module.exports = {
   threadId,

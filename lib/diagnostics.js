@@ -60,11 +60,20 @@ function traceBlocking(primitive, wait) {
   }
 }
 
-// A Promise wait that has just been queued in the addon: returns the function to call with its
-// settlement when it ends, or undefined when nobody listens.
-function traceQueued(primitive) {
+// What diagnostics call the primitive a Promise wait is on: its class, or 'futex' for a futex wait
+// on a bare Int32Array.
+function primitiveOf(owner) {
+  if (owner instanceof Int32Array) return 'futex';
+  const name = owner && owner.constructor && owner.constructor.name;
+  return typeof name === 'string' ? name.toLowerCase() : 'unknown';
+}
+
+// A Promise wait on `owner` (what ./async_waits.js keeps alive for it) that has just been queued
+// in the addon: returns the function to call with its settlement when it ends, or undefined when
+// nobody listens (then nothing else is done: not even naming the primitive).
+function traceQueued(owner) {
   if (!tracing()) return undefined;
-  const event = begin(primitive, false);
+  const event = begin(primitiveOf(owner), false);
   return (settlement) => finish(event, settlement);
 }
 
