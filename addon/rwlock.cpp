@@ -11,12 +11,14 @@ namespace parklock {
 Attempt RwLockWords::try_acquire_or_mark(Mode mode, ThreadId self, std::int32_t seen) {
   if (is_corrupt(seen)) return Attempt::kCorrupt;
   if (available(mode, seen)) {
-    const std::int32_t mine = mode == Mode::kExclusive ? kWriter : seen + kOneReader;
+    const std::int32_t mine = mode == Mode::kExclusive ? kWriter
+                              : mode == Mode::kShared  ? seen + kOneReader
+                                                       : seen + kUpgradable + kOneReader;
     if (!state().compare_exchange_weak(seen, mine, std::memory_order_acquire,
                                        std::memory_order_relaxed)) {
       return Attempt::kRetry;
     }
-    if (mode == Mode::kExclusive) owner().store(self, std::memory_order_relaxed);
+    if (mode != Mode::kShared) owner().store(self, std::memory_order_relaxed);
     return Attempt::kAcquired;
   }
   // Not available to this mode, so held (a free word with only the parked bit is corrupt).
@@ -28,10 +30,13 @@ Attempt RwLockWords::try_acquire_or_mark(Mode mode, ThreadId self, std::int32_t 
 
 RwLockWords::LockStatus RwLockWords::acquire_slow(Mode mode, ThreadId self, Deadline deadline,
                                                   ThreadId* ended_owner) {
-  if (holds_write_lock(self)) return LockStatus::kAlreadyHeld;
+  // Whatever this thread waits for here, it would wait for its own write or upgradable hold.
+  if (is_named_holder(self)) return LockStatus::kAlreadyHeld;
   parking_lot::ParkOptions options;
   options.deadline = deadline;
-  options.request = mode == Mode::kShared ? kSharedRequest : exclusive_request(self);
+  options.request = mode == Mode::kShared      ? kSharedRequest
+                    : mode == Mode::kExclusive ? exclusive_request(self)
+                                               : upgradable_request(self);
   options.site = &kWaitSite;
   LockStatus status = LockStatus::kCorrupt;
   with_release_grant(0, kNoThread, [&](const parking_lot::Grant& on_leave) {
@@ -65,6 +70,7 @@ RwLockWords::LockStatus RwLockWords::acquire_loop(Mode mode, ThreadId self, Dead
     // Never wait for a writer that has ended: take the lock over and report it. The parked bit
     // is set now and stays, so the release of the lock taken over still serves the waiters.
     if (take_from_ended_owner(mode, self, ended_owner)) return LockStatus::kOwnerDied;
+    if (release_ended_upgrader(self)) continue;
     if (deadline.expired()) {
       release_and_grant(0);  // the parked bit this thread may have set is nobody's business now
       return LockStatus::kTimedOut;
@@ -88,27 +94,41 @@ RwLockWords::LockStatus RwLockWords::lock_shared_slow(ThreadId self, Deadline de
   return acquire_slow(Mode::kShared, self, deadline, ended_owner);
 }
 
+RwLockWords::LockStatus RwLockWords::lock_upgradable_slow(ThreadId self, Deadline deadline,
+                                                          ThreadId* ended_owner) {
+  return acquire_slow(Mode::kUpgradable, self, deadline, ended_owner);
+}
+
 bool RwLockWords::take_from_ended_owner(Mode mode, ThreadId self, ThreadId* ended_owner) noexcept {
   // Acquire: a state that a recovery's grant-less finish wrote (writer bit, owner word put back
   // just before) comes with that owner word.
   if ((state().load(std::memory_order_acquire) & kWriter) == 0) return false;
   ThreadId holder = owner().load(std::memory_order_acquire);
-  // The owner word names a thread only while that thread holds the write lock (a writer clears it
-  // before releasing, and stores it only after taking the writer bit), and an ended thread never
-  // releases: so an owner word naming an ended thread means that thread holds the lock, and one
-  // CAS of the owner word away from that name decides who takes it over.
+  // The owner word names a thread only while that thread holds the write lock or the upgradable
+  // read lock (a holder clears it before releasing, and stores it only after taking its bit), and
+  // an ended thread never releases: so an owner word naming an ended thread means that thread
+  // holds the lock, and one CAS of the owner word away from that name decides who takes it over.
   if (holder == self || !thread_ended(holder)) return false;
-  const ThreadId claimed = mode == Mode::kExclusive ? self : kNoThread;
+  const ThreadId claimed = mode == Mode::kShared ? kNoThread : self;
   if (!owner().compare_exchange_strong(holder, claimed, std::memory_order_acquire,
                                        std::memory_order_relaxed)) {
     return false;
   }
-  if (mode == Mode::kShared) {
-    // The writer bit is this thread's now (with the owner word 0, nobody else acts on it), and
-    // only the parked bit can change beside it: the write hold becomes one read hold.
-    std::int32_t seen = state().load(std::memory_order_relaxed);
-    while (!state().compare_exchange_weak(seen, (seen & kParked) | kOneReader,
-                                          std::memory_order_acquire, std::memory_order_relaxed)) {
+  std::int32_t seen = state().load(std::memory_order_relaxed);
+  if ((seen & kWriter) == 0) {
+    // The write hold seen above was released since, and the name is an upgradable reader's that
+    // ended: not a write lock to take over. The name goes back (nobody else writes the owner word
+    // of a held upgradable lock) for release_ended_upgrader().
+    ThreadId mine = claimed;
+    owner().compare_exchange_strong(mine, holder, std::memory_order_relaxed);
+    return false;
+  }
+  if (mode != Mode::kExclusive) {
+    // The writer bit is this thread's now (nobody else acts on it), and only the parked bit can
+    // change beside it: the write hold becomes this thread's read hold.
+    const std::int32_t mine = mode == Mode::kShared ? kOneReader : kUpgradable | kOneReader;
+    while (!state().compare_exchange_weak(seen, (seen & kParked) | mine, std::memory_order_acquire,
+                                          std::memory_order_relaxed)) {
     }
   }
   if (ended_owner != nullptr) *ended_owner = holder;
@@ -119,7 +139,12 @@ void RwLockWords::recover_from_ended_owner(const void* address, ThreadId ended) 
   RwLockWords lock(const_cast<std::int32_t*>(static_cast<const std::int32_t*>(address)));
   // Without the parked bit nobody waits: the next thread that wants the lock takes it over.
   const std::int32_t seen = lock.state().load(std::memory_order_acquire);
-  if ((seen & kWriter) == 0 || (seen & kParked) == 0) return;
+  if ((seen & kParked) == 0) return;
+  if ((seen & kUpgradable) != 0) {
+    lock.release_ended_upgrader(kNoThread);
+    return;
+  }
+  if ((seen & kWriter) == 0) return;
   // Claimed as a reader would claim it; lost if a thread on its slow path took it over first.
   ThreadId expected = ended;
   if (!lock.owner().compare_exchange_strong(expected, kNoThread, std::memory_order_acquire,
@@ -162,9 +187,15 @@ RwLockWords::UnlockStatus RwLockWords::unlock_shared_slow() noexcept {
     std::int32_t seen = state().load(std::memory_order_relaxed);
     if (is_corrupt(seen)) return UnlockStatus::kCorrupt;
     if ((seen & kWriter) != 0 || readers_of(seen) == 0) return UnlockStatus::kNotOwner;
+    // The only read hold left is the upgradable one, which unlock_upgradable() releases.
+    if (readers_of(seen) == 1 && (seen & kUpgradable) != 0) return UnlockStatus::kNotOwner;
     if (readers_of(seen) == 1 && (seen & kParked) != 0) break;
     if (state().compare_exchange_weak(seen, seen - kOneReader, std::memory_order_release,
                                       std::memory_order_relaxed)) {
+      // The upgrader waits for the readers beside it; this release left it alone.
+      if ((seen & kUpgrading) != 0 && readers_of(seen) == 2) {
+        parking_lot::unpark_some(upgrade_key(), 1, kUpgradeReady);
+      }
       return UnlockStatus::kUnlocked;
     }
   }
@@ -188,8 +219,9 @@ void RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
   // on the fast path: the word only loses readers, which never makes a refused grant grantable
   // without another release coming here. The final update re-reads the word for the same reason.
   std::optional<std::uint32_t> free_of_us;  // the state without the parked bit and `released`
-  std::uint32_t granted_readers = 0;
+  std::uint32_t granted_readers = 0;        // the upgradable reader included
   ThreadId granted_writer = kNoThread;
+  ThreadId granted_upgrader = kNoThread;
   const auto without_us = [&](std::int32_t word) {
     return (static_cast<std::uint32_t>(word) & ~static_cast<std::uint32_t>(kParked)) -
            static_cast<std::uint32_t>(released);
@@ -203,13 +235,25 @@ void RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
     if (!free_of_us) free_of_us = without_us(state().load(std::memory_order_relaxed));
     const std::uint32_t base = *free_of_us;
     if (granted_writer != kNoThread) return std::nullopt;
+    const bool reader_fits =
+        (base >> kReaderShift) + granted_readers < static_cast<std::uint32_t>(kMaxReaders);
     if (request == kSharedRequest) {
-      if ((base & kWriter) != 0 ||
-          (base >> kReaderShift) + granted_readers >= static_cast<std::uint32_t>(kMaxReaders)) {
-        return std::nullopt;
-      }
+      // Not beside a writer, nor while an upgrade waits for the readers to leave.
+      if ((base & (kWriter | kUpgrading)) != 0 || !reader_fits) return std::nullopt;
       const WakeToken token = reported(kGrantedShared);
       ++granted_readers;
+      return token;
+    }
+    if (request < 0) {
+      // An upgradable reader: beside readers, but not beside a writer or another upgradable one.
+      const std::int64_t thread = -1 - request;
+      if ((base & (kWriter | kUpgradable)) != 0 || granted_upgrader != kNoThread || !reader_fits ||
+          thread <= 0 || thread > std::numeric_limits<ThreadId>::max()) {
+        return std::nullopt;
+      }
+      const WakeToken token = reported(kGrantedUpgradable);
+      ++granted_readers;
+      granted_upgrader = static_cast<ThreadId>(thread);
       return token;
     }
     // A writer only as the first grant, and only into a free lock.
@@ -229,11 +273,13 @@ void RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
     // The writer bit stays set (or goes from readers to writer) in one step with this store, and
     // the owner word is written before it: no other writer can be between.
     if (granted_writer != kNoThread) owner().store(granted_writer, std::memory_order_relaxed);
+    if (granted_upgrader != kNoThread) owner().store(granted_upgrader, std::memory_order_relaxed);
     if (keep_ended) owner().store(ended, std::memory_order_relaxed);
     std::int32_t seen = state().load(std::memory_order_relaxed);
     for (;;) {
       std::uint32_t next = without_us(seen) + (granted_readers << kReaderShift);
       if (granted_writer != kNoThread || keep_ended) next |= kWriter;
+      if (granted_upgrader != kNoThread) next |= kUpgradable;
       if (!queue_empty) next |= kParked;
       if (state().compare_exchange_weak(seen, static_cast<std::int32_t>(next),
                                         std::memory_order_acq_rel, std::memory_order_relaxed)) {
@@ -246,7 +292,10 @@ void RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
 }
 
 AsyncStep RwLockWords::lock_or_enqueue(Waiter& waiter, ThreadId* ended_owner) {
-  const Mode mode = waiter.request() == kSharedRequest ? Mode::kShared : Mode::kExclusive;
+  const std::int64_t request = waiter.request();
+  const Mode mode = request == kSharedRequest ? Mode::kShared
+                    : request > 0             ? Mode::kExclusive
+                                              : Mode::kUpgradable;
   const auto must_wait = [this] { return this->must_wait(); };
   for (;;) {
     const Attempt attempt =
@@ -254,6 +303,7 @@ AsyncStep RwLockWords::lock_or_enqueue(Waiter& waiter, ThreadId* ended_owner) {
     if (attempt == Attempt::kRetry) continue;
     if (attempt != Attempt::kContended) return final_step(attempt);
     if (take_from_ended_owner(mode, waiter.thread(), ended_owner)) return AsyncStep::kOwnerDied;
+    if (release_ended_upgrader(waiter.thread())) continue;
     if (parking_lot::enqueue(address(), waiter, must_wait, &kWaitSite)) {
       return AsyncStep::kQueued;
     }
@@ -283,18 +333,203 @@ void RwLockWords::abandon_wake(ThreadId self, WakeToken token) noexcept {
       // (turning the hold back into the ended writer's would take back their reads).
       unlock_shared();
       return;
+    case kGrantedUpgradable:
+      // The same as a read hold.
+      unlock_upgradable(self);
+      return;
     default:
       return;
   }
 }
 
-const WaitSite RwLockWords::kWaitSite{"rwlock", &key_is_address, &RwLockWords::writer_at,
+const WaitSite RwLockWords::kWaitSite{"rwlock", &key_is_address, &RwLockWords::holder_at,
                                       &RwLockWords::recover_from_ended_owner};
 
-ThreadId RwLockWords::writer_at(const void* address) noexcept {
+namespace {
+// The upgrader's key is the owner word, one word after the state word.
+const void* state_word_of_upgrade_key(const void* key) noexcept {
+  return static_cast<const std::int32_t*>(key) - RwLockWords::kOwnerIndex;
+}
+ThreadId holder_of_upgrade_key(const void* key) noexcept {
+  return RwLockWords::holder_at(state_word_of_upgrade_key(key));
+}
+}  // namespace
+
+// The upgrader holds the lock it waits on, so it has no lock to be handed when a thread ends.
+const WaitSite RwLockWords::kUpgradeSite{"rwlock", &state_word_of_upgrade_key,
+                                         &holder_of_upgrade_key, nullptr};
+
+ThreadId RwLockWords::holder_at(const void* address) noexcept {
   const RwLockWords words(const_cast<std::int32_t*>(static_cast<const std::int32_t*>(address)));
-  return (words.state().load(std::memory_order_relaxed) & kWriter) != 0 ? words.writer()
-                                                                        : kNoThread;
+  return (words.state().load(std::memory_order_relaxed) & (kWriter | kUpgradable)) != 0
+             ? words.owner().load(std::memory_order_relaxed)
+             : kNoThread;
+}
+
+RwLockWords::UnlockStatus RwLockWords::unlock_upgradable(ThreadId self) noexcept {
+  const std::int32_t seen = state().load(std::memory_order_relaxed);
+  if (is_corrupt(seen)) return UnlockStatus::kCorrupt;
+  // An upgrade under way is the holder's own wait (an asynchronous one): it must end first.
+  if ((seen & kUpgradable) == 0 || (seen & kUpgrading) != 0 ||
+      owner().load(std::memory_order_relaxed) != self) {
+    return UnlockStatus::kNotOwner;
+  }
+  // The owner word first, as a writer does: an upgradable reader that acquires right after the
+  // release below writes its own id.
+  owner().store(kNoThread, std::memory_order_relaxed);
+  return release_upgradable_slow();
+}
+
+RwLockWords::UnlockStatus RwLockWords::release_upgradable_slow() noexcept {
+  const std::int32_t seen = state().load(std::memory_order_relaxed);
+  if ((seen & kUpgradable) == 0 || is_corrupt(seen)) return UnlockStatus::kCorrupt;
+  release_upgradable_hold();
+  return UnlockStatus::kUnlocked;
+}
+
+void RwLockWords::release_upgradable_hold() noexcept {
+  for (;;) {
+    std::int32_t seen = state().load(std::memory_order_relaxed);
+    // The upgrading bit is this hold's too (only its holder sets it).
+    const std::int32_t released = kUpgradable | (seen & kUpgrading) | kOneReader;
+    // Parked waiters may be grantable now (an upgradable reader at the head; readers behind it).
+    if ((seen & kParked) != 0) {
+      release_and_grant(released);
+      return;
+    }
+    if (state().compare_exchange_weak(seen, seen - released, std::memory_order_release,
+                                      std::memory_order_relaxed)) {
+      return;
+    }
+  }
+}
+
+bool RwLockWords::release_ended_upgrader(ThreadId self) noexcept {
+  if ((state().load(std::memory_order_acquire) & kUpgradable) == 0) return false;
+  ThreadId holder = owner().load(std::memory_order_acquire);
+  if (holder == kNoThread || holder == self || !thread_ended(holder)) return false;
+  // The same claim as take_from_ended_owner(): one CAS away from the ended thread's name.
+  if (!owner().compare_exchange_strong(holder, kNoThread, std::memory_order_acquire,
+                                       std::memory_order_relaxed)) {
+    return false;
+  }
+  if ((state().load(std::memory_order_relaxed) & kUpgradable) == 0) {
+    // The upgradable hold seen above was released since, and the name is a writer's that ended:
+    // it goes back, for take_from_ended_owner() to find.
+    ThreadId none = kNoThread;
+    owner().compare_exchange_strong(none, holder, std::memory_order_relaxed);
+    return true;
+  }
+  release_upgradable_hold();
+  return true;
+}
+
+RwLockWords::UpgradeMark RwLockWords::upgrade_or_mark() noexcept {
+  // One decision on one word: the only reader becomes the writer; otherwise the upgrading bit
+  // keeps new readers out. The parked bit stays exactly when waiters remain.
+  UpgradeMark mark = UpgradeMark::kCorrupt;
+  const auto decide = [&](std::int32_t seen, bool keep_parked) -> std::int32_t {
+    if (is_corrupt(seen) || (seen & kUpgradable) == 0) {
+      mark = UpgradeMark::kCorrupt;
+      return seen;
+    }
+    if (readers_of(seen) == 1) {
+      mark = UpgradeMark::kUpgraded;
+      return kWriter | (keep_parked ? kParked : 0);
+    }
+    mark = UpgradeMark::kMarked;
+    return seen | kUpgrading;
+  };
+  for (;;) {
+    std::int32_t seen = state().load(std::memory_order_relaxed);
+    if ((seen & kParked) == 0) {
+      const std::int32_t next = decide(seen, false);
+      if (next == seen || state().compare_exchange_weak(seen, next, std::memory_order_acquire,
+                                                        std::memory_order_relaxed)) {
+        return mark;
+      }
+      continue;
+    }
+    // With waiters parked, a grant decides on the word under the bucket lock: the upgrade must
+    // not come between its decision and its update.
+    const auto finish = [&](bool queue_empty) {
+      std::int32_t word = state().load(std::memory_order_relaxed);
+      for (;;) {
+        const std::int32_t next = decide(word, !queue_empty);
+        if (next == word || state().compare_exchange_weak(word, next, std::memory_order_acq_rel,
+                                                          std::memory_order_relaxed)) {
+          return;
+        }
+      }
+    };
+    parking_lot::unpark_filter(address(), parking_lot::Grant{nullptr, finish});
+    return mark;
+  }
+}
+
+RwLockWords::UpgradeStatus RwLockWords::upgrade_slow(ThreadId self, Deadline deadline) {
+  if (!holds_upgradable(self)) {
+    return is_corrupt(state().load(std::memory_order_relaxed)) ? UpgradeStatus::kCorrupt
+                                                               : UpgradeStatus::kNotHolder;
+  }
+  // Set only by this thread's own asynchronous upgrade, which must end first.
+  if ((state().load(std::memory_order_relaxed) & kUpgrading) != 0) return UpgradeStatus::kNotHolder;
+  parking_lot::ParkOptions options;
+  options.deadline = deadline;
+  options.request = kUpgradeRequest;
+  options.site = &kUpgradeSite;
+  const auto must_wait = [this] { return must_wait_for_readers(); };
+  for (;;) {
+    switch (upgrade_or_mark()) {
+      case UpgradeMark::kUpgraded:
+        return UpgradeStatus::kUpgraded;
+      case UpgradeMark::kCorrupt:
+        return UpgradeStatus::kCorrupt;
+      case UpgradeMark::kMarked:
+        break;
+    }
+    if (deadline.expired()) {
+      end_upgrade_wait();
+      return UpgradeStatus::kTimedOut;
+    }
+    // Every outcome but an interrupt means "look again": the wake-up carries nothing to pass on
+    // (this thread is the only upgrader), and a deadline is seen at the top after one more try.
+    if (parking_lot::park(upgrade_key(), must_wait, options).status ==
+        ParkResult::Status::kInterrupted) {
+      end_upgrade_wait();
+      return UpgradeStatus::kInterrupted;
+    }
+  }
+}
+
+RwLockWords::UpgradeStep RwLockWords::upgrade_or_enqueue(Waiter& waiter) {
+  if (!holds_upgradable(waiter.thread())) {
+    return is_corrupt(state().load(std::memory_order_relaxed)) ? UpgradeStep::kCorrupt
+                                                               : UpgradeStep::kNotHolder;
+  }
+  const auto must_wait = [this] { return must_wait_for_readers(); };
+  for (;;) {
+    switch (upgrade_or_mark()) {
+      case UpgradeMark::kUpgraded:
+        return UpgradeStep::kUpgraded;
+      case UpgradeMark::kCorrupt:
+        return UpgradeStep::kCorrupt;
+      case UpgradeMark::kMarked:
+        break;
+    }
+    if (parking_lot::enqueue(upgrade_key(), waiter, must_wait, &kUpgradeSite)) {
+      return UpgradeStep::kQueued;
+    }
+  }
+}
+
+void RwLockWords::end_upgrade_wait(bool grant) noexcept {
+  std::int32_t seen = state().load(std::memory_order_relaxed);
+  while ((seen & kUpgrading) != 0 &&
+         !state().compare_exchange_weak(seen, seen & ~kUpgrading, std::memory_order_relaxed)) {
+  }
+  // The readers the mark kept out queue at the head now: grantable, beside this read hold.
+  if (grant && (seen & kParked) != 0) release_and_grant(0);
 }
 
 bool RwLockWords::cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept {

@@ -1,64 +1,88 @@
-// A readers-writer lock (shared/exclusive) in two 32-bit words of caller-owned (possibly shared)
-// memory, fair between readers and writers.
+// A readers-writer lock (shared/exclusive, with an upgradable read lock) in two 32-bit words of
+// caller-owned (possibly shared) memory, fair between readers and writers.
 //
 // Shared-memory layout (kBytes = 8, kAlign = 4; all zero is an unlocked lock):
 //
-//   word  bits   field    values
-//   ----  -----  -------  ---------------------------------------------------------------------
-//   [0]   0      writer   1: a writer holds the lock (then the reader count is 0)
-//         1      parked   1: waiters may be queued; from then on nobody takes the lock except
-//                         through a grant made under the bucket lock, and the release that
-//                         frees the lock takes the slow path
-//         2..30  readers  how many read holds are outstanding, 0 to kMaxReaders
-//         31     -        always 0
-//   [1]   0..31  owner    the writer's ThreadId while it holds the lock; 0 otherwise
+//   word  bits   field       values
+//   ----  -----  ----------  -------------------------------------------------------------------
+//   [0]   0      writer      1: a writer holds the lock (then nothing else below is set but parked)
+//         1      parked      1: waiters may be queued; from then on nobody takes the lock except
+//                            through a grant made under the bucket lock, and the release that
+//                            frees the lock takes the slow path
+//         2      upgradable  1: one thread holds the upgradable read lock, which is also one of
+//                            the read holds counted below
+//         3      upgrading   1: the upgradable holder waits for the other readers to leave, to
+//                            turn its hold into the write lock; no reader joins meanwhile
+//         4..30  readers     how many read holds are outstanding, 0 to kMaxReaders
+//         31     -           always 0
+//   [1]   0..31  owner       the ThreadId of the writer, or of the upgradable holder, while it
+//                            holds the lock; 0 otherwise
 //
-// Values never written, reported as corrupt: a negative state, the writer bit together with a
-// reader count, and "parked" alone (a free lock with waiters: the release that frees a lock
-// always grants it to the oldest waiter in the same step).
+// Values never written, reported as corrupt: a negative state; the writer bit together with a
+// reader count, the upgradable bit or the upgrading bit; the upgradable bit without a reader;
+// the upgrading bit without the upgradable bit; and "parked" alone (a free lock with waiters: the
+// release that frees a lock always grants it to the oldest waiter in the same step).
 //
 // Who writes what:
 //   - A newcomer acquires only when the parked bit is clear: a writer by CAS 0 -> writer and then
 //     storing its id in the owner word; a reader by CAS adding one reader while there is no
-//     writer. So once anybody waits, readers stop barging in and a writer cannot be starved.
+//     writer and no upgrade in progress; an upgradable reader by CAS adding the upgradable bit
+//     and one reader while there is no writer and no upgradable holder, and then storing its id.
+//     So once anybody waits, readers stop barging in and a writer cannot be starved.
 //   - A thread that must wait sets the parked bit (CAS) and parks while the word still reads
 //     "held, parked" (checked under the bucket lock).
-//   - A writer releases by clearing the owner word FIRST and then CAS writer -> 0, so a writer
-//     that acquires right after never has its id overwritten. A reader releases by CAS
-//     subtracting one reader, unless it is the last reader and the parked bit is set.
-//   - Those two remaining cases (the release of a parked lock) run under the bucket lock and hand
-//     the lock over in FIFO order (parking_lot::unpark_filter): the oldest waiter if it is a
-//     writer (its owner word is set for it), or the run of readers at the head of the queue up to
-//     the first writer. The state word is updated for them before they wake, and the parked bit
-//     is kept exactly when waiters remain. Waking is therefore never a race to re-acquire: every
-//     wake-up is a grant (kGrantedShared / kGrantedExclusive).
+//   - A named holder (writer or upgradable) releases by clearing the owner word FIRST and then
+//     CAS its bits away, so a holder that acquires right after never has its id overwritten. A
+//     reader releases by CAS subtracting one reader, unless it is the last reader and the parked
+//     bit is set, or an upgrade is in progress.
+//   - The release of a parked lock runs under the bucket lock and hands the lock over in FIFO
+//     order (parking_lot::unpark_filter): the oldest waiter if it is a writer and the lock is
+//     free (its owner word is set for it), or the run of readers at the head of the queue up to
+//     the first writer, which may include one upgradable reader if none holds the lock (its
+//     owner word is set for it too). The state word is updated for them before they wake, and
+//     the parked bit is kept exactly when waiters remain. Waking is therefore never a race to
+//     re-acquire: every wake-up is a grant (kGrantedShared / kGrantedExclusive /
+//     kGrantedUpgradable).
 //   - A waiter that leaves the queue without a grant (timeout, interrupt, cancelled async wait)
 //     runs the same grant step with nothing released, in the critical section of its departure
 //     (parking_lot::Grant): it clears a parked bit nobody needs any more
 //     and grants the new head of the queue what is now grantable (readers behind a writer that
 //     gave up join the readers holding the lock).
 //
-// Owner death (owner_death.h), write side only. A state with the writer bit whose owner word names
-// a thread that has ended is still held: nothing else could tell the next holder that the data may
-// be half-updated. Whoever finds it on the slow path, in either mode, takes it over and reports
-// kOwnerDied: a writer by one CAS of the owner word ended -> self (the state stays, parked bit
-// included); a reader by one CAS of the owner word ended -> 0, which alone makes it the claimant
-// (no writer can take a state with the writer bit, and nobody else writes the owner word of a
-// held lock), and then by turning the writer bit into one read hold, keeping the parked bit. Both
-// CAS the owner word, so exactly one thread takes over. With waiters queued when the thread ends,
-// recover_from_ended_owner() claims the owner word the same way and releases the write hold to
-// the oldest waiters, the first of which gets a grant carrying the ended owner; if the queue
-// emptied meanwhile, the writer bit stays and the owner word names the ended thread again, for the
-// next acquirer to find. A writer that gives such a grant away puts the ended owner back and
-// recovers again, so the report is never lost (a reader giving one away just releases its hold).
-// Read holds are not recorded per thread, so a reader that ends holding one is not detected.
+// Upgrading. Only the upgradable holder turns its hold into the write lock, and no writer can
+// come first (a writer needs a free lock, and this read hold keeps it taken): so the upgrade only
+// waits for the other readers. When it is the only reader, one CAS makes it the writer. Otherwise
+// it sets the upgrading bit, which stops readers from joining (and grants from admitting them),
+// and waits on its own queue, keyed by the owner word (upgrade_key()): the reader release that
+// leaves it alone wakes it (a reader release sees the bit, so it takes the slow path). While the
+// parked bit is set, the upgrade's CAS runs under the bucket lock, so it never comes between a
+// grant's decision and its update. An upgrade that gives up clears the bit and lets in the
+// readers the bit kept out.
 //
-// Self-deadlock: lock() or lock_shared() by the thread holding the write lock is refused
-// (kAlreadyHeld), also when one of its own asynchronous waits is granted the write lock while the
-// thread blocks waiting for it (a blocked wait in a thread with an interrupt watches for that).
-// Upgrading a read hold to a write hold (lock() while this thread reads) waits forever and is NOT
-// detected: readers are counted, not recorded per thread. For the same reason unlock_shared() can
-// only refuse a release when no reader at all holds the lock.
+// Owner death (owner_death.h), named holders only. A state with the writer bit whose owner word
+// names a thread that has ended is still held: nothing else could tell the next holder that the
+// data may be half-updated. Whoever finds it on the slow path, in any mode, takes it over and
+// reports kOwnerDied: a writer or upgradable reader by one CAS of the owner word ended -> self; a
+// reader by one CAS of the owner word ended -> 0, which alone makes it the claimant (no writer
+// can take a state with the writer bit, and nobody else writes the owner word of a held lock);
+// then a reader or an upgradable reader turns the writer bit into its read hold, keeping the
+// parked bit. Every claim CASes the owner word, so exactly one thread takes over. With waiters
+// queued when the thread ends, recover_from_ended_owner() claims the owner word the same way and
+// releases the write hold to the oldest waiters, the first of which gets a grant carrying the
+// ended owner; if the queue emptied meanwhile, the writer bit stays and the owner word names the
+// ended thread again, for the next acquirer to find. A writer that gives such a grant away puts
+// the ended owner back and recovers again, so the report is never lost (a reader giving one away
+// just releases its hold). An upgradable read hold whose thread ended is released (a read hold
+// changed nothing), by whoever finds it on the slow path or by the end of that thread. Plain read
+// holds are not recorded per thread, so a reader that ends holding one is not detected.
+//
+// Self-deadlock: any blocking acquisition by the thread holding the write lock or the upgradable
+// read lock is refused (kAlreadyHeld) where it would have to wait, also when one of its own
+// asynchronous waits is granted the write lock while the thread blocks waiting for it (a blocked
+// wait in a thread with an interrupt watches for that). lock() while this thread holds a plain
+// read lock waits forever and is NOT detected: readers are counted, not recorded per thread; and
+// so is an upgrade while this thread also holds a plain read lock. For the same reason
+// unlock_shared() can only refuse a release when no reader at all holds the lock.
 //
 // JavaScript runs the fast paths itself with Atomics on the same words (lib/rwlock.js), using the
 // layout constants the binding exports.
@@ -89,28 +113,50 @@ class RwLockWords {
   static constexpr std::size_t kOwnerIndex = 1;
   static constexpr std::int32_t kWriter = 1;
   static constexpr std::int32_t kParked = 2;
-  static constexpr int kReaderShift = 2;
+  static constexpr std::int32_t kUpgradable = 4;
+  static constexpr std::int32_t kUpgrading = 8;
+  static constexpr int kReaderShift = 4;
   static constexpr std::int32_t kOneReader = 1 << kReaderShift;
   static constexpr std::int32_t kMaxReaders =
       std::numeric_limits<std::int32_t>::max() >> kReaderShift;
 
-  // What a waiter asks for (Waiter::request()): a shared hold, or an exclusive one for the thread
-  // whose ThreadId (always positive) is the request, so that a grant can record the owner.
+  // What a waiter asks for (Waiter::request()): a shared hold; an exclusive one for the thread
+  // whose ThreadId (always positive) is the request, or an upgradable one for the thread whose
+  // ThreadId is -1 - request, so that a grant can record the owner; or, on upgrade_key(), the
+  // upgrade of the upgradable hold.
   static constexpr std::int64_t kSharedRequest = -1;
+  static constexpr std::int64_t kUpgradeRequest = 0;
   static constexpr std::int64_t exclusive_request(ThreadId thread) noexcept { return thread; }
+  static constexpr std::int64_t upgradable_request(ThreadId thread) noexcept {
+    return -1 - std::int64_t{thread};
+  }
 
-  // Tokens a waiter receives: the lock was handed to it in the requested mode.
-  enum Wake : WakeToken { kGrantedShared = 3 * kTokenSpaceSize, kGrantedExclusive };
+  // Tokens a waiter receives: the lock was handed to it in the requested mode, or (the upgrader)
+  // the other readers have left.
+  enum Wake : WakeToken {
+    kGrantedShared = 3 * kTokenSpaceSize,
+    kGrantedExclusive,
+    kGrantedUpgradable,
+    kUpgradeReady
+  };
 
   // kOwnerDied: acquired (in the requested mode), and the previous writer had ended holding the
   // lock. Wherever it is returned, `*ended_owner` (if given) is set to that writer.
   using LockStatus = parklock::LockStatus;
   enum class UnlockStatus { kUnlocked, kNotOwner, kCorrupt };
   using AsyncStep = parklock::AsyncStep;
-  enum class Mode { kShared, kExclusive };
+  enum class Mode { kShared, kExclusive, kUpgradable };
+  // kNotHolder: the calling thread does not hold the upgradable read lock, or an upgrade of it is
+  // already under way.
+  enum class UpgradeStatus { kUpgraded, kTimedOut, kInterrupted, kNotHolder, kCorrupt };
+  enum class UpgradeStep { kUpgraded, kQueued, kNotHolder, kCorrupt };
 
   static constexpr bool is_corrupt(std::int32_t state) noexcept {
-    return state < 0 || ((state & kWriter) != 0 && readers_of(state) != 0) || state == kParked;
+    return state < 0 ||
+           ((state & kWriter) != 0 &&
+            (readers_of(state) != 0 || (state & (kUpgradable | kUpgrading)) != 0)) ||
+           ((state & kUpgradable) != 0 && readers_of(state) == 0) ||
+           ((state & (kUpgradable | kUpgrading)) == kUpgrading) || state == kParked;
   }
   // Shifted as unsigned: a (corrupt) negative word reads as more than kMaxReaders readers, so no
   // fast path that checks the count against kMaxReaders ever acts on it.
@@ -160,7 +206,9 @@ class RwLockWords {
 
   bool try_lock_shared() noexcept {
     std::int32_t seen = state().load(std::memory_order_relaxed);
-    while ((seen & (kWriter | kParked)) == 0 && readers_of(seen) < kMaxReaders) {
+    // An upgradable bit without its read hold is corrupt: left to the slow path, which says so.
+    while ((seen & (kWriter | kParked | kUpgrading)) == 0 && readers_of(seen) < kMaxReaders &&
+           ((seen & kUpgradable) == 0 || readers_of(seen) != 0)) {
       if (state().compare_exchange_weak(seen, seen + kOneReader, std::memory_order_acquire,
                                         std::memory_order_relaxed)) {
         return true;
@@ -176,9 +224,11 @@ class RwLockWords {
   }
 
   UnlockStatus unlock_shared() noexcept {
-    // The fast path never releases the last read hold of a parked lock: that one hands it on.
+    // The fast path never releases the last read hold of a parked lock (that one hands it on), nor
+    // a hold an upgrade waits for (that one may have to wake the upgrader).
     std::int32_t seen = state().load(std::memory_order_relaxed);
-    if (seen > 0 && (seen & kWriter) == 0 && (readers_of(seen) > 1 || seen == kOneReader)) {
+    if (seen > 0 && (seen & (kWriter | kUpgrading)) == 0 &&
+        (readers_of(seen) > 1 || seen == kOneReader)) {
       if (state().compare_exchange_strong(seen, seen - kOneReader, std::memory_order_release,
                                           std::memory_order_relaxed)) {
         return UnlockStatus::kUnlocked;
@@ -189,8 +239,71 @@ class RwLockWords {
 
   LockStatus lock_shared_slow(ThreadId self, Deadline deadline, ThreadId* ended_owner = nullptr);
 
-  // The full release of one read hold: kNotOwner when no reader holds the lock.
+  // The full release of one read hold: kNotOwner when no reader holds the lock, or when the only
+  // one left is the upgradable read hold.
   UnlockStatus unlock_shared_slow() noexcept;
+
+  // --- Upgradable read side: one holder at a time, beside plain readers ---
+
+  bool try_lock_upgradable(ThreadId self) noexcept {
+    std::int32_t seen = state().load(std::memory_order_relaxed);
+    while ((seen & (kWriter | kParked | kUpgradable | kUpgrading)) == 0 &&
+           readers_of(seen) < kMaxReaders) {
+      if (state().compare_exchange_weak(seen, seen + kUpgradable + kOneReader,
+                                        std::memory_order_acquire, std::memory_order_relaxed)) {
+        owner().store(self, std::memory_order_relaxed);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  LockStatus lock_upgradable(ThreadId self, Deadline deadline = Deadline::never(),
+                             ThreadId* ended_owner = nullptr) {
+    if (try_lock_upgradable(self)) return LockStatus::kAcquired;
+    return lock_upgradable_slow(self, deadline, ended_owner);
+  }
+
+  LockStatus lock_upgradable_slow(ThreadId self, Deadline deadline,
+                                  ThreadId* ended_owner = nullptr);
+
+  // kNotOwner: `self` does not hold the upgradable read lock, or an upgrade of it is under way.
+  UnlockStatus unlock_upgradable(ThreadId self) noexcept;
+
+  // The contended part of unlock_upgradable(), after the holder has checked and cleared the owner
+  // word: the upgradable read hold is given back, and the lock handed on if waiters are parked.
+  UnlockStatus release_upgradable_slow() noexcept;
+
+  // Turns the upgradable read hold of `self` into the write lock, waiting (until `deadline`) for
+  // the other readers to leave. On kTimedOut and kInterrupted the upgradable hold stays.
+  UpgradeStatus upgrade(ThreadId self, Deadline deadline = Deadline::never()) {
+    if (try_upgrade(self)) return UpgradeStatus::kUpgraded;
+    return upgrade_slow(self, deadline);
+  }
+
+  // The upgrade when `self` is the only reader and nobody is parked: one CAS.
+  bool try_upgrade(ThreadId self) noexcept {
+    if (owner().load(std::memory_order_relaxed) != self) return false;
+    std::int32_t expected = kUpgradable | kOneReader;
+    return state().compare_exchange_strong(expected, kWriter, std::memory_order_acquire,
+                                           std::memory_order_relaxed);
+  }
+
+  UpgradeStatus upgrade_slow(ThreadId self, Deadline deadline);
+
+  // One step of an asynchronous upgrade by `waiter.thread()`: upgrades now, or marks the upgrade
+  // and queues `waiter` on upgrade_key(), whose wake-up (kUpgradeReady) means "look again".
+  // kNotHolder if that thread does not hold the upgradable read lock.
+  UpgradeStep upgrade_or_enqueue(Waiter& waiter);
+
+  // An upgrade that gives up (its deadline, an interrupt, a cancelled asynchronous upgrade):
+  // clears the upgrading bit and, if `grant` and waiters are parked, lets in the readers it kept
+  // out. A thread being torn down passes `grant` false: its upgradable hold is released as the
+  // hold of an ended thread, which grants then.
+  void end_upgrade_wait(bool grant = true) noexcept;
+
+  // Where the upgrader waits: the owner word, a key of its own.
+  const void* upgrade_key() const noexcept { return words_ + kOwnerIndex; }
 
   // --- Asynchronous waits and giving up ---
 
@@ -210,8 +323,13 @@ class RwLockWords {
   // with the ended writer in `*ended_owner`). Never waits.
   bool take_from_ended_owner(Mode mode, ThreadId self, ThreadId* ended_owner) noexcept;
 
+  // A thread that found the lock taken: if the upgradable read lock is held by a thread that has
+  // ended, releases that hold (true: look at the lock again). Never waits.
+  bool release_ended_upgrader(ThreadId self) noexcept;
+
   // The WaitSite::recover of RWLock waiters: `address` is the state word. If the thread `ended`
-  // holds the write lock there and waiters are parked, grants the lock to the oldest of them.
+  // holds the write lock there and waiters are parked, grants the lock to the oldest of them; if
+  // it holds the upgradable read lock, releases that hold.
   static void recover_from_ended_owner(const void* address, ThreadId ended) noexcept;
 
   // Takes a queued asynchronous waiter out of the queue (false if its grant is already on its
@@ -228,12 +346,20 @@ class RwLockWords {
   std::int32_t readers() const noexcept {
     return readers_of(state().load(std::memory_order_relaxed));
   }
-  ThreadId writer() const noexcept { return owner().load(std::memory_order_relaxed); }
-  // Who holds the lock whose state word is at `address` (WaitSite::holder): the writer; readers
-  // are counted, not named, so a read-held lock has none.
-  static ThreadId writer_at(const void* address) noexcept;
-  // The site of RWLock waiters (parking_lot.h).
+  ThreadId writer() const noexcept {
+    return is_write_locked() ? owner().load(std::memory_order_relaxed) : kNoThread;
+  }
+  ThreadId upgrader() const noexcept {
+    return (state().load(std::memory_order_relaxed) & kUpgradable) != 0
+               ? owner().load(std::memory_order_relaxed)
+               : kNoThread;
+  }
+  // Who holds the lock whose state word is at `address` (WaitSite::holder): the writer, or the
+  // upgradable reader; plain readers are counted, not named.
+  static ThreadId holder_at(const void* address) noexcept;
+  // The sites of RWLock waiters (parking_lot.h): the lock's queue, and the upgrader's.
   static const WaitSite kWaitSite;
+  static const WaitSite kUpgradeSite;
   const void* address() const noexcept { return words_ + kStateIndex; }
 
  private:
@@ -244,14 +370,36 @@ class RwLockWords {
     return atomic_ref<std::int32_t>(words_[kOwnerIndex]);
   }
 
-  bool holds_write_lock(ThreadId self) const noexcept {
-    return (state().load(std::memory_order_relaxed) & kWriter) != 0 && writer() == self;
+  // Holds the write lock or the upgradable read lock (the owner word names only those holders).
+  bool is_named_holder(ThreadId self) const noexcept {
+    return (state().load(std::memory_order_relaxed) & (kWriter | kUpgradable)) != 0 &&
+           owner().load(std::memory_order_relaxed) == self;
+  }
+  bool holds_upgradable(ThreadId self) const noexcept {
+    const std::int32_t seen = state().load(std::memory_order_relaxed);
+    return (seen & kUpgradable) != 0 && !is_corrupt(seen) &&
+           owner().load(std::memory_order_relaxed) == self;
   }
   // Whether a newcomer may take the lock in `mode` now (never while anybody is parked).
   static constexpr bool available(Mode mode, std::int32_t seen) noexcept {
     if (mode == Mode::kExclusive) return seen == 0;
-    return (seen & (kWriter | kParked)) == 0 && readers_of(seen) < kMaxReaders;
+    const std::int32_t excluded = mode == Mode::kShared
+                                      ? kWriter | kParked | kUpgrading
+                                      : kWriter | kParked | kUpgradable | kUpgrading;
+    return (seen & excluded) == 0 && readers_of(seen) < kMaxReaders;
   }
+  // The upgrader's park condition, checked under its bucket lock: still marked, not alone.
+  bool must_wait_for_readers() const noexcept {
+    const std::int32_t seen = state().load(std::memory_order_relaxed);
+    return (seen & kUpgrading) != 0 && readers_of(seen) > 1 && !is_corrupt(seen);
+  }
+  enum class UpgradeMark { kUpgraded, kMarked, kCorrupt };
+  // Upgrades if the holder is the only reader, else sets the upgrading bit (under the bucket lock
+  // while waiters are parked).
+  UpgradeMark upgrade_or_mark() noexcept;
+  // Gives back the upgradable read hold of the thread the owner word named (the caller has
+  // cleared or claimed the owner word), with the upgrading bit if set.
+  void release_upgradable_hold() noexcept;
   // The park condition, checked under the bucket lock: held, with waiters announced.
   bool must_wait() const noexcept {
     const std::int32_t seen = state().load(std::memory_order_relaxed);
@@ -267,6 +415,8 @@ class RwLockWords {
     if (owner().load(std::memory_order_relaxed) != self) {
       return is_corrupt(seen) ? UnlockStatus::kCorrupt : UnlockStatus::kNotOwner;
     }
+    // Named as the upgradable reader: a read hold, not the write lock.
+    if ((seen & kUpgradable) != 0 && !is_corrupt(seen)) return UnlockStatus::kNotOwner;
     // Named as the writer by a state without a writer: left as found, for diagnosis.
     if ((seen & kWriter) == 0 || is_corrupt(seen)) return UnlockStatus::kCorrupt;
     owner().store(kNoThread, std::memory_order_relaxed);
@@ -281,8 +431,8 @@ class RwLockWords {
   LockStatus acquire_slow(Mode mode, ThreadId self, Deadline deadline, ThreadId* ended_owner);
   LockStatus acquire_loop(Mode mode, ThreadId self, Deadline deadline,
                           const parking_lot::ParkOptions& options, ThreadId* ended_owner);
-  // Under the bucket lock: gives back `released` (kWriter, kOneReader, 0, or kWriter - kOneReader
-  // for a downgrade) and grants the oldest
+  // Under the bucket lock: gives back `released` (kWriter, kOneReader, kUpgradable + kOneReader
+  // (with kUpgrading), 0, or kWriter - kOneReader for a downgrade) and grants the oldest
   // waiters what is then grantable, keeping the parked bit exactly when waiters remain. With an
   // `ended` writer (whose owner word the caller has claimed), the first grant carries it, and if
   // nothing is granted the write hold stays, with the owner word naming `ended` again.
@@ -327,6 +477,20 @@ class RwLock {
 
   void unlock() noexcept { words().unlock(current_thread_id()); }
   void unlock_shared() noexcept { words().unlock_shared(); }
+
+  // The upgradable read lock: shared with plain readers, one holder at a time. upgrade() waits
+  // for the other readers to leave and then holds the write lock (release it with unlock()).
+  // lock_upgradable() throws as lock() does.
+  void lock_upgradable() { check(words().lock_upgradable(current_thread_id())); }
+  bool try_lock_upgradable() noexcept { return words().try_lock_upgradable(current_thread_id()); }
+  void unlock_upgradable() noexcept { words().unlock_upgradable(current_thread_id()); }
+  // Throws std::system_error (operation_not_permitted) if this thread does not hold the
+  // upgradable read lock.
+  void upgrade() {
+    if (words().upgrade(current_thread_id()) == RwLockWords::UpgradeStatus::kNotHolder) {
+      throw std::system_error(std::make_error_code(std::errc::operation_not_permitted));
+    }
+  }
 
  private:
   static bool acquired(RwLockWords::LockStatus status) noexcept {

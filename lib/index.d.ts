@@ -319,8 +319,53 @@ export class RWLock implements SharedLocation {
    * OwnerDiedError (holding a read lock).
    */
   lockSharedAsync(options?: AsyncWaitOptions): Promise<Guard>;
-  /** Releases one read hold; ERR_PARKLOCK_NOT_OWNER if no reader holds the lock. */
+  /**
+   * Releases one read hold; ERR_PARKLOCK_NOT_OWNER if no reader holds the lock, or only the
+   * upgradable read lock does.
+   */
   unlockShared(): void;
+  /**
+   * Blocks until this thread holds the upgradable read lock: a read lock that one thread at a time
+   * holds beside plain readers (newcomers queue behind waiters as for lockShared()), and that
+   * upgrade() turns into the write lock. The guard releases whatever the hold has become: the
+   * upgradable read lock, the write lock after upgrade(), or a read lock after a later
+   * downgrade(). ERR_PARKLOCK_DEADLOCK if this thread holds the write lock or the upgradable read
+   * lock; OwnerDiedError (holding the upgradable read lock) if the previous writer ended holding
+   * the lock.
+   */
+  lockUpgradable(): Guard;
+  /** Takes the upgradable read lock if granted within timeoutMs (default 0: only if available now). */
+  tryLockUpgradable(timeoutMs?: number): boolean;
+  /**
+   * Never blocks; rejects with TimeoutError or `signal.reason`, having taken nothing, or with
+   * OwnerDiedError (holding the upgradable read lock).
+   */
+  lockUpgradableAsync(options?: AsyncWaitOptions): Promise<Guard>;
+  /**
+   * Releases the upgradable read lock; ERR_PARKLOCK_NOT_OWNER unless this thread holds it,
+   * ERR_PARKLOCK_UPGRADE_PENDING while its upgradeAsync() is pending.
+   */
+  unlockUpgradable(): void;
+  /**
+   * Turns this thread's upgradable read lock into the write lock (release it with unlock()),
+   * blocking until the other readers have left; no reader joins meanwhile, and no writer can come
+   * first. ERR_PARKLOCK_NOT_OWNER unless this thread holds the upgradable read lock,
+   * ERR_PARKLOCK_UPGRADE_PENDING while its upgradeAsync() is pending.
+   */
+  upgrade(): void;
+  /**
+   * Upgrades if the other readers leave within timeoutMs (default 0: only if this thread is the
+   * only reader now); false keeps the upgradable read lock. Throws as upgrade().
+   */
+  tryUpgrade(timeoutMs?: number): boolean;
+  /**
+   * Never blocks; resolves once upgraded. Rejects with TimeoutError or `signal.reason` keeping the
+   * upgradable read lock, or as upgrade() throws.
+   */
+  upgradeAsync(options?: AsyncWaitOptions): Promise<void>;
+  /** The Node threadId of the thread holding the upgradable read lock now (a snapshot), or null. */
+  readonly upgrader: number | null;
+  readonly isUpgradableLockedByCurrentThread: boolean;
   /**
    * Takes the write lock asynchronously, runs fn, always unlocks; returns fn's result or rethrows
    * its error. If the previous writer ended holding the lock, fn is not run: rejects with
@@ -341,7 +386,7 @@ export class RWLock implements SharedLocation {
   /** Held by a writer or by at least one reader. */
   readonly isLocked: boolean;
   readonly isWriteLocked: boolean;
-  /** How many read holds are outstanding. */
+  /** How many read holds are outstanding, the upgradable read lock included. */
   readonly readers: number;
   readonly isWriteLockedByCurrentThread: boolean;
   /** The Node threadId of the thread holding the write lock now (a snapshot), or null. */
@@ -379,7 +424,7 @@ export interface InspectedWaiter {
   readonly blocking: boolean;
   readonly waitedMs: number;
   /** RWLock: 'read' or 'write'; Semaphore: the permits asked for. */
-  readonly request?: 'read' | 'write' | number;
+  readonly request?: 'read' | 'write' | 'upgradable' | 'upgrade' | number;
 }
 
 export interface InspectedPrimitive {
@@ -388,7 +433,10 @@ export interface InspectedPrimitive {
   readonly address: string;
   /** This thread's object for that memory, if it has used one on contention; else null. */
   readonly primitive: object | null;
-  /** Node threadId of the thread holding a Mutex or an RWLock's write lock, else null. */
+  /**
+   * Node threadId of the thread holding a Mutex, or an RWLock's write lock or upgradable read
+   * lock, else null.
+   */
   readonly holder: number | null;
   /** Oldest first. */
   readonly waiters: readonly InspectedWaiter[];

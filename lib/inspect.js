@@ -10,9 +10,15 @@ const { instanceAt } = require('./handles');
 const { validateFunction } = require('./validate');
 const { invalidArgType, outOfRange } = require('./errors');
 
+const { SHARED_REQUEST, UPGRADE_REQUEST } = native.rwlockLayout;
+
 // What a waiter asks for, in the primitive's terms, where that says more than "the lock".
 function requestOf(kind, request) {
-  if (kind === 'rwlock') return request < 0 ? 'read' : 'write';
+  if (kind === 'rwlock') {
+    if (request === SHARED_REQUEST) return 'read';
+    if (request === UPGRADE_REQUEST) return 'upgrade';
+    return request > 0 ? 'write' : 'upgradable';
+  }
   if (kind === 'semaphore') return request;
   return undefined;
 }
@@ -21,7 +27,7 @@ function requestOf(kind, request) {
 // one entry per primitive with waiters, each waiter list in queue order (oldest first).
 // `primitive` is this thread's object for that memory, if it has used one on contention (another
 // thread's objects cannot be named here); `holder` is the Node threadId of the thread holding a
-// Mutex or an RWLock's write lock (null if none, or not a Node thread).
+// Mutex, or an RWLock's write lock or upgradable read lock (null if none, or not a Node thread).
 function inspect() {
   const byAddress = new Map();
   for (const waiter of native.snapshot()) {

@@ -6,12 +6,14 @@
 //
 // Fairness: once anybody waits, newcomers (readers included) queue behind it, and releases grant
 // the lock in FIFO order, so a stream of readers cannot starve a writer. Readers are counted, not
-// recorded per thread: upgrading a read hold to a write hold (lock() while this thread reads)
-// waits forever and is not detected.
+// recorded per thread: lock() while this thread holds a plain read lock waits forever and is not
+// detected. The upgradable read lock is the way to turn a read into a write: one thread at a time
+// holds it, beside plain readers, and upgrade() waits for the other readers to leave.
 //
 // Owner death: a write lock whose holder's thread ended (terminated, exited, crashed, or its code
-// returned) is taken over by the next acquirer in either mode, which gets an OwnerDiedError whose
-// guard holds the lock in the mode it asked for.
+// returned) is taken over by the next acquirer in any mode, which gets an OwnerDiedError whose
+// guard holds the lock in the mode it asked for. An upgradable read lock whose holder's thread
+// ended is released (a read changed nothing).
 const native = require('./native');
 const { handleFor } = require('./handles');
 const { traceBlocking } = require('./diagnostics');
@@ -25,8 +27,23 @@ const { rejectingMethods } = require('./promise_form');
 const { isAborted } = require('./signals');
 
 const layout = native.rwlockLayout;
-const { STATE_INDEX, OWNER_INDEX, WRITER, PARKED, READER_SHIFT, ONE_READER, MAX_READERS, WORDS } =
-  layout;
+const {
+  STATE_INDEX,
+  OWNER_INDEX,
+  WRITER,
+  PARKED,
+  UPGRADABLE,
+  UPGRADING,
+  READER_SHIFT,
+  ONE_READER,
+  MAX_READERS,
+  WORDS,
+} = layout;
+
+// The modes of rwlockTakeOver().
+const SHARED = 0;
+const EXCLUSIVE = 1;
+const UPGRADABLE_MODE = 2;
 
 function readersOf(state) {
   return state >>> READER_SHIFT;
@@ -34,14 +51,30 @@ function readersOf(state) {
 
 // Values no operation writes (see the table in addon/rwlock.h).
 function isCorrupt(state) {
-  return state < 0 || ((state & WRITER) !== 0 && readersOf(state) !== 0) || state === PARKED;
+  return (
+    state < 0 ||
+    ((state & WRITER) !== 0 && (readersOf(state) !== 0 || (state & (UPGRADABLE | UPGRADING)) !== 0)) ||
+    ((state & UPGRADABLE) !== 0 && readersOf(state) === 0) ||
+    (state & (UPGRADABLE | UPGRADING)) === UPGRADING ||
+    state === PARKED
+  );
 }
 
-const DEADLOCK = 'This thread holds the write lock; locking the rwlock again would wait forever';
+const DEADLOCK =
+  'This thread holds the write lock or the upgradable read lock; this wait would wait for it forever';
 const RWLOCK = vocabulary({ what: 'rwlock', acquired: true, timedOut: false, deadlock: DEADLOCK });
+const NOT_UPGRADER = 'Cannot upgrade: this thread does not hold the upgradable read lock';
+const UPGRADE = vocabulary({ what: 'rwlock', acquired: true, timedOut: false, notOwner: NOT_UPGRADER });
 
 function deadlock() {
   return lockError('ERR_PARKLOCK_DEADLOCK', DEADLOCK);
+}
+
+function upgradePending(what) {
+  return lockError(
+    'ERR_PARKLOCK_UPGRADE_PENDING',
+    `Cannot ${what}: an upgradeAsync() of this upgradable read lock is pending`,
+  );
 }
 
 function tooManyReaders() {
@@ -57,11 +90,21 @@ class RWLock {
   #handle;
   // What a read guard releases: the guard calls unlock() on it.
   #readHold;
+  // What the guard of an upgradable read lock releases: whatever that hold has become (the write
+  // lock after upgrade(), a read lock after upgrade() and downgrade()).
+  #upgradableHold;
 
   constructor(...location) {
     const { buffer, byteOffset, words } = attach(location, layout);
     this.#words = words;
     this.#readHold = { unlock: () => this.unlockShared() };
+    this.#upgradableHold = {
+      unlock: () => {
+        if (this.isWriteLockedByCurrentThread) this.unlock();
+        else if (this.isUpgradableLockedByCurrentThread) this.unlockUpgradable();
+        else this.unlockShared();
+      },
+    };
     defineLocation(this, { buffer, byteOffset });
   }
 
@@ -77,13 +120,15 @@ class RWLock {
   tryLock(timeoutMs = 0) {
     validateTimeout(timeoutMs, 'timeoutMs');
     if (this.#tryLockNow()) return true;
-    if (this.isWriteLockedByCurrentThread) return this.#refused();
-    if (timeoutMs === 0) return this.#takeOver(true);
+    if (this.#holdsNamed()) return this.#refused();
+    if (timeoutMs === 0) return this.#takeOver(EXCLUSIVE);
     return this.#lockSlow(timeoutMs);
   }
 
   // Resolves to a guard once this thread holds the write lock; never blocks the thread.
   lockAsync(options) {
+    // As Mutex#lockAsync: no options bag, no signal to check before the CAS.
+    if (options === undefined && this.#tryLockNow()) return Promise.resolve(new Guard(this));
     const { timeout, signal } = validateAsyncOptions(options);
     // The signal is checked before the CAS: an already-aborted signal must not take the lock.
     if (!isAborted(signal) && this.#tryLockNow()) {
@@ -93,7 +138,7 @@ class RWLock {
       this,
       (record) => native.rwlockLockAsync(this.#native, record),
       { timeout, signal },
-      (settlement) => this.#acquired(settlement, false) && new Guard(this),
+      (settlement) => this.#acquired(settlement, this) && new Guard(this),
     );
   }
 
@@ -104,7 +149,11 @@ class RWLock {
       if (isCorrupt(state)) throw corrupt('rwlock');
       throw lockError('ERR_PARKLOCK_NOT_OWNER', RWLock.#notWriterMessage(state));
     }
-    if ((state & WRITER) === 0 || isCorrupt(state)) throw corrupt('rwlock');
+    if (isCorrupt(state)) throw corrupt('rwlock');
+    if ((state & UPGRADABLE) !== 0) {
+      throw lockError('ERR_PARKLOCK_NOT_OWNER', 'Cannot unlock() an upgradable read lock; use unlockUpgradable()');
+    }
+    if ((state & WRITER) === 0) throw corrupt('rwlock');
     // The owner word first: a writer that takes the lock right after the release below writes
     // its own id, which must not be overwritten.
     Atomics.store(words, OWNER_INDEX, 0);
@@ -125,13 +174,16 @@ class RWLock {
   tryLockShared(timeoutMs = 0) {
     validateTimeout(timeoutMs, 'timeoutMs');
     if (this.#tryLockSharedNow()) return true;
-    if (this.isWriteLockedByCurrentThread) return this.#refused();
-    if (timeoutMs === 0) return this.#takeOver(false);
+    if (this.#holdsNamed()) return this.#refused();
+    if (timeoutMs === 0) return this.#takeOver(SHARED);
     return this.#lockSharedSlow(timeoutMs);
   }
 
   // Resolves to a guard once this thread holds a read lock; never blocks the thread.
   lockSharedAsync(options) {
+    if (options === undefined && this.#tryLockSharedNow()) {
+      return Promise.resolve(new Guard(this.#readHold));
+    }
     const { timeout, signal } = validateAsyncOptions(options);
     if (!isAborted(signal) && this.#tryLockSharedNow()) {
       return Promise.resolve(new Guard(this.#readHold));
@@ -140,7 +192,7 @@ class RWLock {
       this,
       (record) => native.rwlockLockSharedAsync(this.#native, record),
       { timeout, signal },
-      (settlement) => this.#acquired(settlement, true) && new Guard(this.#readHold),
+      (settlement) => this.#acquired(settlement, this.#readHold) && new Guard(this.#readHold),
     );
   }
 
@@ -158,8 +210,15 @@ class RWLock {
             : 'Cannot unlockShared() an rwlock that no reader holds',
         );
       }
-      // The last read hold of a parked lock hands the lock on: the addon does that.
-      if (readers === 1 && (state & PARKED) !== 0) break;
+      if (readers === 1 && (state & UPGRADABLE) !== 0) {
+        throw lockError(
+          'ERR_PARKLOCK_NOT_OWNER',
+          'Cannot unlockShared() the upgradable read lock; use unlockUpgradable()',
+        );
+      }
+      // The last read hold of a parked lock hands the lock on, and a release during an upgrade
+      // may leave the upgrader alone: the addon does both.
+      if ((readers === 1 && (state & PARKED) !== 0) || (state & UPGRADING) !== 0) break;
       const seen = Atomics.compareExchange(words, STATE_INDEX, state, state - ONE_READER);
       if (seen === state) return;
       state = seen;
@@ -167,6 +226,121 @@ class RWLock {
     if (!native.rwlockUnlockSharedSlow(this.#native)) {
       throw lockError('ERR_PARKLOCK_NOT_OWNER', 'Cannot unlockShared() an rwlock that no reader holds');
     }
+  }
+
+  // --- Upgradable read side ---
+
+  // Blocks this thread until it holds the upgradable read lock: a read lock that one thread at a
+  // time may hold beside plain readers, and turn into the write lock with upgrade(). Returns a
+  // guard that releases whatever the hold has become by then.
+  lockUpgradable() {
+    if (!this.#tryLockUpgradableNow()) this.#lockUpgradableSlow(Infinity);
+    return new Guard(this.#upgradableHold);
+  }
+
+  // Takes the upgradable read lock if it is granted within timeoutMs (0: only if available now);
+  // true if taken.
+  tryLockUpgradable(timeoutMs = 0) {
+    validateTimeout(timeoutMs, 'timeoutMs');
+    if (this.#tryLockUpgradableNow()) return true;
+    if (this.#holdsNamed()) return this.#refused();
+    if (timeoutMs === 0) return this.#takeOver(UPGRADABLE_MODE);
+    return this.#lockUpgradableSlow(timeoutMs);
+  }
+
+  // Resolves to a guard once this thread holds the upgradable read lock; never blocks the thread.
+  lockUpgradableAsync(options) {
+    if (options === undefined && this.#tryLockUpgradableNow()) {
+      return Promise.resolve(new Guard(this.#upgradableHold));
+    }
+    const { timeout, signal } = validateAsyncOptions(options);
+    if (!isAborted(signal) && this.#tryLockUpgradableNow()) {
+      return Promise.resolve(new Guard(this.#upgradableHold));
+    }
+    return waitAsync(
+      this,
+      (record) => native.rwlockLockUpgradableAsync(this.#native, record),
+      { timeout, signal },
+      (settlement) =>
+        this.#acquired(settlement, this.#upgradableHold) && new Guard(this.#upgradableHold),
+    );
+  }
+
+  unlockUpgradable() {
+    const words = this.#words;
+    let state = Atomics.load(words, STATE_INDEX);
+    if (isCorrupt(state)) throw corrupt('rwlock');
+    if (Atomics.load(words, OWNER_INDEX) !== threadId || (state & UPGRADABLE) === 0) {
+      throw lockError(
+        'ERR_PARKLOCK_NOT_OWNER',
+        this.isWriteLockedByCurrentThread
+          ? 'Cannot unlockUpgradable() a write lock; use unlock()'
+          : 'Cannot unlockUpgradable(): this thread does not hold the upgradable read lock',
+      );
+    }
+    if ((state & UPGRADING) !== 0) throw upgradePending('release the upgradable read lock');
+    // The owner word first, as for the write lock.
+    Atomics.store(words, OWNER_INDEX, 0);
+    for (;;) {
+      // Parked waiters may be grantable once this hold is gone: the addon grants them.
+      if ((state & PARKED) !== 0) {
+        native.rwlockReleaseUpgradableSlow(this.#native);
+        return;
+      }
+      const seen = Atomics.compareExchange(words, STATE_INDEX, state, state - UPGRADABLE - ONE_READER);
+      if (seen === state) return;
+      state = seen;
+    }
+  }
+
+  // Turns this thread's upgradable read lock into the write lock, blocking the thread until the
+  // other readers have left (no reader joins meanwhile, and no writer can come first).
+  upgrade() {
+    this.tryUpgrade(Infinity);
+  }
+
+  // The same, if the other readers leave within timeoutMs (0: only if this thread is the only
+  // reader now); true if upgraded. false keeps the upgradable read lock.
+  tryUpgrade(timeoutMs = 0) {
+    validateTimeout(timeoutMs, 'timeoutMs');
+    this.#checkUpgrader();
+    if (this.#tryUpgradeNow()) return true;
+    // Without waiters parked, the CAS above was the whole decision; with them, the addon decides
+    // under their bucket lock.
+    if (timeoutMs === 0 && (Atomics.load(this.#words, STATE_INDEX) & PARKED) === 0) return false;
+    return this.#upgraded(
+      traceBlocking('rwlock', () => native.rwlockUpgradeSlow(this.#native, timeoutMs)),
+    );
+  }
+
+  // Resolves once this thread's upgradable read lock is the write lock; never blocks the thread.
+  // A timeout or abort rejects, and the upgradable read lock stays.
+  upgradeAsync(options) {
+    const { timeout, signal } = validateAsyncOptions(options);
+    this.#checkUpgrader();
+    if (!isAborted(signal) && this.#tryUpgradeNow()) return Promise.resolve();
+    return waitAsync(
+      this,
+      (record) => native.rwlockUpgradeAsync(this.#native, record),
+      { timeout, signal },
+      (settlement) => {
+        this.#upgraded(settlement);
+      },
+    );
+  }
+
+  // The Node threadId of the thread that holds the upgradable read lock now (a snapshot), or null.
+  get upgrader() {
+    if ((Atomics.load(this.#words, STATE_INDEX) & UPGRADABLE) === 0) return null;
+    const owner = Atomics.load(this.#words, OWNER_INDEX);
+    return owner === 0 ? null : native.nodeThreadIdOf(owner);
+  }
+
+  get isUpgradableLockedByCurrentThread() {
+    return (
+      (Atomics.load(this.#words, STATE_INDEX) & UPGRADABLE) !== 0 &&
+      Atomics.load(this.#words, OWNER_INDEX) === threadId
+    );
   }
 
   // --- Observers (snapshots) ---
@@ -180,7 +354,7 @@ class RWLock {
     return (Atomics.load(this.#words, STATE_INDEX) & WRITER) !== 0;
   }
 
-  // How many read holds are outstanding.
+  // How many read holds are outstanding, the upgradable one included.
   get readers() {
     return readersOf(Atomics.load(this.#words, STATE_INDEX));
   }
@@ -235,17 +409,65 @@ class RWLock {
     return true;
   }
 
-  // Adds a reader while there is no writer and nobody waits (no barging past waiters).
+  // Adds a reader while there is no writer, nobody waits (no barging past waiters), and no upgrade
+  // waits for the readers to leave.
   #tryLockSharedNow() {
     const words = this.#words;
     let state = Atomics.load(words, STATE_INDEX);
-    while (state >= 0 && (state & (WRITER | PARKED)) === 0) {
+    while (state >= 0 && (state & (WRITER | PARKED | UPGRADING)) === 0) {
       if (readersOf(state) >= MAX_READERS) throw tooManyReaders();
+      // The one corrupt value the mask lets through: an upgradable hold without its read hold.
+      if ((state & UPGRADABLE) !== 0 && readersOf(state) === 0) throw corrupt('rwlock');
       const seen = Atomics.compareExchange(words, STATE_INDEX, state, state + ONE_READER);
       if (seen === state) return true;
       state = seen;
     }
     return false;
+  }
+
+  // Adds the upgradable reader while there is no writer, no upgradable holder and nobody waits.
+  #tryLockUpgradableNow() {
+    const words = this.#words;
+    let state = Atomics.load(words, STATE_INDEX);
+    // UPGRADING without UPGRADABLE is corrupt: left to the addon, which says so.
+    while (state >= 0 && (state & (WRITER | PARKED | UPGRADABLE | UPGRADING)) === 0) {
+      if (readersOf(state) >= MAX_READERS) throw tooManyReaders();
+      const seen = Atomics.compareExchange(words, STATE_INDEX, state, state + UPGRADABLE + ONE_READER);
+      if (seen === state) {
+        Atomics.store(words, OWNER_INDEX, threadId);
+        return true;
+      }
+      state = seen;
+    }
+    return false;
+  }
+
+  // The upgrade when this thread is the only reader and nobody waits: one CAS.
+  #tryUpgradeNow() {
+    const words = this.#words;
+    return (
+      Atomics.load(words, OWNER_INDEX) === threadId &&
+      Atomics.compareExchange(words, STATE_INDEX, UPGRADABLE | ONE_READER, WRITER) ===
+        (UPGRADABLE | ONE_READER)
+    );
+  }
+
+  // Throws unless this thread holds the upgradable read lock with no upgrade of it pending.
+  #checkUpgrader() {
+    const state = Atomics.load(this.#words, STATE_INDEX);
+    if (isCorrupt(state)) throw corrupt('rwlock');
+    if ((state & UPGRADABLE) === 0 || Atomics.load(this.#words, OWNER_INDEX) !== threadId) {
+      throw lockError('ERR_PARKLOCK_NOT_OWNER', NOT_UPGRADER);
+    }
+    if ((state & UPGRADING) !== 0) throw upgradePending('upgrade again');
+  }
+
+  // Holds the write lock or the upgradable read lock: the holders the owner word names.
+  #holdsNamed() {
+    return (
+      Atomics.load(this.#words, OWNER_INDEX) === threadId &&
+      (Atomics.load(this.#words, STATE_INDEX) & (WRITER | UPGRADABLE)) !== 0
+    );
   }
 
   // A try form that will not wait: false, unless the word is corrupt.
@@ -256,35 +478,54 @@ class RWLock {
 
   // A try form with timeout 0 whose CAS failed: the lock is this thread's only if its writer has
   // ended (then that is reported); otherwise as #refused().
-  #takeOver(exclusive) {
-    const settlement = native.rwlockTakeOver(this.#native, exclusive);
-    return settlement ? this.#acquired(settlement, !exclusive) : this.#refused();
+  #takeOver(mode) {
+    const settlement = native.rwlockTakeOver(this.#native, mode);
+    if (!settlement) return this.#refused();
+    const held =
+      mode === EXCLUSIVE ? this : mode === SHARED ? this.#readHold : this.#upgradableHold;
+    return this.#acquired(settlement, held);
   }
 
   #lockSlow(timeoutMs) {
-    if (this.isWriteLockedByCurrentThread) throw deadlock();
+    if (this.#holdsNamed()) throw deadlock();
     return this.#acquired(
       traceBlocking('rwlock', () => native.rwlockLockSlow(this.#native, timeoutMs)),
-      false,
+      this,
     );
   }
 
   #lockSharedSlow(timeoutMs) {
-    if (this.isWriteLockedByCurrentThread) throw deadlock();
+    if (this.#holdsNamed()) throw deadlock();
     return this.#acquired(
       traceBlocking('rwlock', () => native.rwlockLockSharedSlow(this.#native, timeoutMs)),
-      true,
+      this.#readHold,
     );
   }
 
-  // true if acquired (in the shared mode if `shared`), false if a synchronous wait timed out;
-  // throws otherwise (OwnerDiedError having acquired: its guard releases in that mode).
-  #acquired(settlement, shared) {
-    return outcome(settlement, RWLOCK, shared ? this.#readHold : this);
+  #lockUpgradableSlow(timeoutMs) {
+    if (this.#holdsNamed()) throw deadlock();
+    return this.#acquired(
+      traceBlocking('rwlock', () => native.rwlockLockUpgradableSlow(this.#native, timeoutMs)),
+      this.#upgradableHold,
+    );
   }
 
-  // How many waits are queued on this lock now, in every thread (a snapshot).
-  get waiting() { return native.waiting(this.#native); } // prettier-ignore
+  // true if acquired, false if a synchronous wait timed out; throws otherwise (OwnerDiedError
+  // having acquired: its guard releases `held`, the hold in the mode asked for).
+  #acquired(settlement, held) {
+    return outcome(settlement, RWLOCK, held);
+  }
+
+  // true if upgraded, false if a synchronous upgrade timed out; throws otherwise.
+  #upgraded(settlement) {
+    return outcome(settlement, UPGRADE, undefined);
+  }
+
+  // How many waits are queued on this lock now, in every thread (a snapshot): its queue, and an
+  // upgrade's (keyed by the owner word).
+  get waiting() {
+    return native.waiting(this.#native) + native.queuedCount(this.#words, OWNER_INDEX);
+  }
   get hasWaiters() { return this.waiting > 0; } // prettier-ignore
 
   get #native() {
@@ -293,12 +534,21 @@ class RWLock {
 
   static #notWriterMessage(state) {
     if ((state & WRITER) !== 0) return 'Cannot unlock an rwlock write-locked by another thread';
+    if ((state & UPGRADABLE) !== 0 && readersOf(state) === 1) {
+      return 'Cannot unlock() an upgradable read lock; use unlockUpgradable()';
+    }
     if (readersOf(state) !== 0) return 'Cannot unlock() a read lock; use unlockShared()';
     return 'Cannot unlock an rwlock that is not write-locked';
   }
 }
 
 defineSize(RWLock, layout);
-rejectingMethods(RWLock.prototype, 'lockAsync', 'lockSharedAsync');
+rejectingMethods(
+  RWLock.prototype,
+  'lockAsync',
+  'lockSharedAsync',
+  'lockUpgradableAsync',
+  'upgradeAsync',
+);
 
 module.exports = { RWLock };

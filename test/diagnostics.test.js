@@ -66,6 +66,26 @@ describe('inspect()', () => {
     (await write).unlock();
     assert.equal(lock.writer, null);
 
+    // An upgradable reader queued behind the worker's upgradable hold, then this thread's upgrade
+    // waiting for the worker's read hold: one entry, held by the upgrader.
+    await writer.call('lockUpgradable');
+    assert.equal(lock.upgrader, writer.nodeThreadId);
+    const upgradable = lock.lockUpgradableAsync();
+    await waitFor(() => lock.waiting === 1, 'the upgradable reader to queue');
+    assert.deepEqual(entryFor(lock).waiters.map((w) => w.request), ['upgradable']);
+    assert.equal(entryFor(lock).holder, writer.nodeThreadId);
+    await writer.call('unlockUpgradable');
+    const mine = await upgradable;
+    await writer.call('lockShared');
+    const upgrade = lock.upgradeAsync();
+    assert.equal(lock.waiting, 1);
+    assert.deepEqual(entryFor(lock).waiters.map((w) => w.request), ['upgrade']);
+    assert.equal(entryFor(lock).holder, threadId);
+    await writer.call('unlockShared');
+    await upgrade;
+    mine.unlock();
+    assert.equal(lock.isLocked, false);
+
     const semaphore = new Semaphore(0);
     const acquiring = semaphore.acquireAsync(3);
     assert.equal(semaphore.waiting, 1);

@@ -20,7 +20,7 @@ const {
   agentsPerTest,
 } = require('./helpers');
 
-const { WRITER, PARKED, ONE_READER, MAX_READERS, READER_SHIFT } = layouts.rwlock;
+const { WRITER, PARKED, UPGRADABLE, UPGRADING, ONE_READER, MAX_READERS, READER_SHIFT } = layouts.rwlock;
 
 const TYPE_ERROR = { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' };
 const RANGE_ERROR = { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' };
@@ -37,6 +37,10 @@ function words(rw) {
 }
 function queued(rw) {
   return native.queuedCount(wordsOf(rw), 0);
+}
+// The upgrader's queue, keyed by the owner word.
+function upgrading(rw) {
+  return native.queuedCount(wordsOf(rw), 1);
 }
 
 // Free, with no owner, nobody queued, and no asynchronous wait left pending on this thread.
@@ -217,6 +221,9 @@ describe('RWLock bad input', () => {
     ['writer with readers', WRITER | ONE_READER],
     ['writer with readers, parked', WRITER | (3 * ONE_READER) | PARKED],
     ['parked alone', PARKED],
+    ['writer with the upgradable bit', WRITER | UPGRADABLE],
+    ['upgradable without a reader', UPGRADABLE],
+    ['upgrading without the upgradable bit', UPGRADING | ONE_READER],
   ];
   for (const [label, value] of corruptStates) {
     it(`a corrupt state word (${label}) makes every operation throw ERR_PARKLOCK_CORRUPT`, async () => {
@@ -228,6 +235,12 @@ describe('RWLock bad input', () => {
       assert.throws(() => rw.tryLockShared(5), CORRUPT, 'tryLockShared(5)');
       assert.throws(() => rw.unlock(), CORRUPT, 'unlock()');
       assert.throws(() => rw.unlockShared(), CORRUPT, 'unlockShared()');
+      assert.throws(() => rw.lockUpgradable(), CORRUPT, 'lockUpgradable()');
+      assert.throws(() => rw.tryLockUpgradable(5), CORRUPT, 'tryLockUpgradable(5)');
+      assert.throws(() => rw.unlockUpgradable(), CORRUPT, 'unlockUpgradable()');
+      assert.throws(() => rw.upgrade(), CORRUPT, 'upgrade()');
+      await assert.rejects(withinLimit(rw.upgradeAsync(), 'upgradeAsync'), CORRUPT);
+      await assert.rejects(withinLimit(rw.lockUpgradableAsync(), 'lockUpgradableAsync'), CORRUPT);
       await assert.rejects(withinLimit(rw.lockAsync(), 'lockAsync'), CORRUPT);
       await assert.rejects(withinLimit(rw.lockSharedAsync({ timeout: 5 }), 'lockSharedAsync'), CORRUPT);
       assert.equal(Atomics.load(wordsOf(rw), 0), value, 'no operation rewrote the corrupt word');
@@ -538,26 +551,249 @@ describe('RWLock across workers', () => {
     }
   });
 
-  it('stress: writers and readers in workers, sync and async, exact counts and no torn reads', { timeout: 60_000 }, async () => {
+  it('stress: writers, readers and upgraders in workers, sync and async, exact counts, no torn reads, no write between an upgrader\'s read and its upgrade', { timeout: 60_000 }, async () => {
     const rw = new RWLock();
     const data = new SharedArrayBuffer(8 * 4);
     const inside = new SharedArrayBuffer(4 * 4);
     const WRITERS = 2;
+    const UPGRADERS = 2;
     const READERS = 3;
     const ROUNDS = 4000;
-    const roles = [...Array(WRITERS).fill('writer'), ...Array(READERS).fill('reader')];
+    const roles = [
+      ...Array(WRITERS).fill('writer'),
+      ...Array(UPGRADERS).fill('upgrader'),
+      ...Array(READERS).fill('reader'),
+    ];
     const results = await runWorkers(
       fixture('rwlock_stress.js'),
       roles.map((role, index) => ({ lock: rw, data, inside, role, rounds: ROUNDS, index })),
       { limit: 50_000 },
     );
     const counts = new Int32Array(data);
-    assert.deepEqual(Array.from(counts), Array(counts.length).fill(WRITERS * ROUNDS), 'every write counted, in every word');
+    const writes = (WRITERS + UPGRADERS) * ROUNDS;
+    assert.deepEqual(Array.from(counts), Array(counts.length).fill(writes), 'every write counted, in every word');
     assert.equal(results.reduce((sum, r) => sum + r.torn, 0), 0, 'no reader saw a half-done write');
+    assert.equal(results.reduce((sum, r) => sum + r.stale, 0), 0, 'no write came between an upgrader\'s read and its upgrade');
     const [writersInside, readersInside, maxReaders, conflicts] = new Int32Array(inside);
     assert.equal(conflicts, 0, 'a writer was never inside with anyone else');
     assert.equal(writersInside + readersInside, 0);
-    assert.ok(maxReaders >= 1 && maxReaders <= READERS);
+    assert.ok(maxReaders >= 1 && maxReaders <= READERS + UPGRADERS);
+    assertFree(rw);
+  });
+});
+
+describe('RWLock upgradable read lock', () => {
+  const UPGRADE_PENDING = { name: 'Error', code: 'ERR_PARKLOCK_UPGRADE_PENDING' };
+
+  it('is a read hold named in the owner word: beside plain readers, one holder at a time', () => {
+    const rw = new RWLock();
+    const guard = rw.lockUpgradable();
+    assert.deepEqual(words(rw), [UPGRADABLE | ONE_READER, threadId]);
+    assert.equal(rw.isUpgradableLockedByCurrentThread, true);
+    assert.equal(rw.upgrader, require('node:worker_threads').threadId);
+    assert.equal(rw.writer, null);
+    assert.equal(rw.readers, 1);
+    assert.equal(rw.tryLockShared(), true, 'plain readers join');
+    assert.equal(rw.readers, 2);
+    assert.equal(rw.tryLockUpgradable(), false, 'a second upgradable hold is refused');
+    assert.equal(rw.tryLock(), false);
+    rw.unlockShared();
+    guard.unlock();
+    assert.equal(guard.released, true);
+    assertFree(rw);
+  });
+
+  it('upgrade() of the only reader is one step; the guard then releases the write lock', () => {
+    const rw = new RWLock();
+    const guard = rw.lockUpgradable();
+    rw.upgrade();
+    assert.deepEqual(words(rw), [WRITER, threadId]);
+    assert.equal(rw.isWriteLockedByCurrentThread, true);
+    assert.equal(rw.isUpgradableLockedByCurrentThread, false);
+    guard.unlock();
+    assertFree(rw);
+    // After upgrade() and downgrade() the guard releases the read hold it has become.
+    const again = rw.lockUpgradable();
+    assert.equal(rw.tryUpgrade(), true);
+    rw.downgrade();
+    assert.deepEqual(words(rw), [ONE_READER, 0]);
+    again.unlock();
+    assertFree(rw);
+  });
+
+  it('misuse throws with a code and changes nothing', async () => {
+    const rw = new RWLock();
+    assert.throws(() => rw.upgrade(), NOT_OWNER, 'upgrade() without the upgradable read lock');
+    assert.throws(() => rw.tryUpgrade(), NOT_OWNER);
+    await assert.rejects(rw.upgradeAsync(), NOT_OWNER);
+    assert.throws(() => rw.unlockUpgradable(), NOT_OWNER);
+    rw.lockShared();
+    assert.throws(() => rw.upgrade(), NOT_OWNER, 'a plain read lock cannot be upgraded');
+    rw.unlockShared();
+    const write = rw.lock();
+    assert.throws(() => rw.unlockUpgradable(), { code: 'ERR_PARKLOCK_NOT_OWNER', message: /use unlock\(\)/ });
+    assert.throws(() => rw.lockUpgradable(), DEADLOCK);
+    assert.equal(rw.tryLockUpgradable(), false);
+    write.unlock();
+    rw.lockUpgradable();
+    assert.throws(() => rw.lock(), DEADLOCK, 'lock() would wait for this thread\'s own read hold');
+    assert.throws(() => rw.lockUpgradable(), DEADLOCK);
+    assert.equal(rw.tryLock(50), false);
+    assert.equal(rw.tryLockUpgradable(50), false);
+    assert.throws(() => rw.unlock(), { code: 'ERR_PARKLOCK_NOT_OWNER', message: /unlockUpgradable/ });
+    assert.throws(() => rw.unlockShared(), { code: 'ERR_PARKLOCK_NOT_OWNER', message: /unlockUpgradable/ });
+    assert.throws(() => rw.downgrade(), NOT_OWNER);
+    assert.throws(() => rw.tryUpgrade(-1), RANGE_ERROR);
+    assert.throws(() => rw.tryUpgrade('1'), TYPE_ERROR);
+    assert.throws(() => rw.tryLockUpgradable(NaN), RANGE_ERROR);
+    await assert.rejects(rw.upgradeAsync({ timeout: -1 }), RANGE_ERROR);
+    await assert.rejects(rw.upgradeAsync(null), TYPE_ERROR);
+    await assert.rejects(rw.lockUpgradableAsync({ signal: 1 }), TYPE_ERROR);
+    assert.deepEqual(words(rw), [UPGRADABLE | ONE_READER, threadId], 'still the upgradable read lock');
+    rw.unlockUpgradable();
+    assertFree(rw);
+  });
+
+  it('lockUpgradableAsync resolves at once when available, and queues behind a holder', async () => {
+    const rw = new RWLock();
+    const first = await rw.lockUpgradableAsync({ timeout: 0 });
+    const second = rw.lockUpgradableAsync();
+    assert.equal(queued(rw), 1);
+    assert.deepEqual(words(rw), [UPGRADABLE | ONE_READER | PARKED, threadId]);
+    assert.equal(rw.tryLockShared(), false, 'once anybody waits, readers queue too');
+    first.unlock();
+    const guard = await withinLimit(second, 'queued lockUpgradableAsync');
+    assert.deepEqual(words(rw), [UPGRADABLE | ONE_READER, threadId]);
+    guard.unlock();
+    assertFree(rw);
+  });
+
+  it('upgrade waits for a worker\'s read hold; no reader joins meanwhile', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const reader = await startAgent(rw);
+    await reader.call('lockShared');
+    const guard = rw.lockUpgradable();
+    assert.equal(rw.tryUpgrade(), false, 'not alone');
+    const upgraded = rw.upgradeAsync();
+    assert.equal(upgrading(rw), 1);
+    assert.deepEqual(words(rw), [UPGRADABLE | UPGRADING | 2 * ONE_READER, threadId]);
+    assert.equal(await reader.call('tryLockShared', { timeout: 0 }), false, 'a newcomer reader waits');
+    assert.throws(() => rw.upgrade(), UPGRADE_PENDING);
+    assert.throws(() => rw.unlockUpgradable(), UPGRADE_PENDING);
+    assert.equal(await isSettled(upgraded), false);
+    await reader.call('unlockShared');
+    await withinLimit(upgraded, 'upgradeAsync');
+    assert.deepEqual(words(rw), [WRITER, threadId]);
+    assert.equal(upgrading(rw), 0);
+    guard.unlock();
+    assertFree(rw);
+  });
+
+  it('a worker\'s blocking upgrade() waits for this thread\'s read hold and comes before a queued writer', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const upgrader = await startAgent(rw);
+    const writer = await startAgent(rw);
+    const read = rw.lockShared();
+    await upgrader.call('lockUpgradable');
+    const writerLock = writer.send('lock');
+    await withinLimit(writerLock.started, 'writer starting');
+    await waitFor(() => queued(rw) === 1, 'the writer to park');
+    const upgrade = upgrader.send('upgrade');
+    await withinLimit(upgrade.started, 'upgrade starting');
+    await waitFor(() => upgrading(rw) === 1, 'the upgrader to park');
+    assert.deepEqual(words(rw), [UPGRADABLE | UPGRADING | PARKED | 2 * ONE_READER, upgrader.threadId]);
+    read.unlock();
+    assert.equal(await withinLimit(upgrade.reply, 'upgrade'), true);
+    assert.deepEqual(words(rw), [WRITER | PARKED, upgrader.threadId], 'upgraded ahead of the queued writer');
+    await upgrader.call('unlock');
+    assert.equal(await withinLimit(writerLock.reply, 'writer'), true);
+    await writer.call('unlock');
+    assertFree(rw);
+  });
+
+  it('an upgrade that times out keeps the upgradable hold and lets in the readers it kept out', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const reader = await startAgent(rw);
+    const late = await startAgent(rw);
+    await reader.call('lockShared');
+    const guard = rw.lockUpgradable();
+    const upgraded = rw.upgradeAsync({ timeout: 50 });
+    const lateRead = late.send('lockShared');
+    await withinLimit(lateRead.started, 'late reader starting');
+    await waitFor(() => queued(rw) === 1, 'the late reader to queue behind the upgrade');
+    await assert.rejects(withinLimit(upgraded, 'upgradeAsync'), TimeoutError);
+    assert.equal(await withinLimit(lateRead.reply, 'late reader'), true, 'let in once the upgrade gave up');
+    assert.deepEqual(words(rw), [UPGRADABLE | 3 * ONE_READER, threadId]);
+    assert.equal(rw.tryUpgrade(30), false, 'the blocking form times out too');
+    assert.deepEqual(words(rw), [UPGRADABLE | 3 * ONE_READER, threadId]);
+    await reader.call('unlockShared');
+    await late.call('unlockShared');
+    assert.equal(rw.tryUpgrade(), true);
+    guard.unlock();
+    assertFree(rw);
+  });
+
+  it('an abort or cancelPendingWaits() ends a pending upgradeAsync and lockUpgradableAsync', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const reader = await startAgent(rw);
+    await reader.call('lockShared');
+    const guard = rw.lockUpgradable();
+    const controller = new AbortController();
+    const upgraded = rw.upgradeAsync({ signal: controller.signal });
+    controller.abort(new Error('stop'));
+    await assert.rejects(upgraded, /stop/);
+    assert.deepEqual(words(rw), [UPGRADABLE | 2 * ONE_READER, threadId]);
+    const again = rw.upgradeAsync();
+    assert.equal(rw.cancelPendingWaits(), 1);
+    await assert.rejects(again, { code: 'ERR_PARKLOCK_CANCELLED' });
+    assert.deepEqual(words(rw), [UPGRADABLE | 2 * ONE_READER, threadId]);
+    assert.equal(upgrading(rw), 0);
+    guard.unlock();
+    await reader.call('unlockUpgradable').catch(() => {});
+    await reader.call('unlockShared');
+    assertFree(rw);
+  });
+
+  it('terminate() of a worker blocked in upgrade() is prompt; its upgradable hold is then released', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const upgrader = await startAgent(rw);
+    const read = rw.lockShared();
+    await upgrader.call('lockUpgradable');
+    const upgrade = upgrader.send('upgrade');
+    await withinLimit(upgrade.started, 'upgrade starting');
+    await waitFor(() => upgrading(rw) === 1, 'the upgrader to park');
+    await withinLimit(upgrader.terminate(), 'terminate()');
+    assert.equal(upgrading(rw), 0);
+    read.unlock();
+    // Nobody waited when it ended: the next acquirer on the slow path releases the hold.
+    rw.lock().unlock();
+    assertFree(rw);
+  });
+
+  it('a writer queued behind an upgradable holder that ends is let in', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const holder = await startAgent(rw);
+    const writer = await startAgent(rw);
+    await holder.call('lockUpgradable');
+    const writerLock = writer.send('lock');
+    await withinLimit(writerLock.started, 'writer starting');
+    await waitFor(() => queued(rw) === 1, 'the writer to park');
+    await withinLimit(holder.terminate(), 'terminate()');
+    assert.equal(await withinLimit(writerLock.reply, 'writer'), true, 'no OwnerDiedError: a read changed nothing');
+    await writer.call('unlock');
+    assertFree(rw);
+  });
+
+  it('the next upgradable reader after a writer ended holding the lock gets OwnerDiedError holding the upgradable lock', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const writer = await startAgent(rw);
+    const writerThread = writer.worker.threadId; // a worker's reads -1 once it has exited
+    await writer.call('lock');
+    await withinLimit(writer.terminate(), 'terminate()');
+    assert.throws(() => rw.lockUpgradable(), { name: 'OwnerDiedError', threadId: writerThread });
+    assert.equal(rw.isUpgradableLockedByCurrentThread, true);
+    assert.equal(rw.readers, 1);
+    rw.unlockUpgradable();
     assertFree(rw);
   });
 });

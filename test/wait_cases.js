@@ -78,6 +78,42 @@ const WAIT_CASES = [
     },
   },
   {
+    name: 'RWLock#lockUpgradableAsync',
+    setup() {
+      const rw = new RWLock();
+      const holder = rw.lockUpgradable();
+      return {
+        wait: (options) => rw.lockUpgradableAsync(options),
+        queued: () => queuedOn(rw, layouts.rwlock.WORDS),
+        release: () => holder.unlock(),
+        finish: (guard) => guard.unlock(),
+        assertUntaken: () => assert.equal(rw.isLocked, false, 'the rwlock is free'),
+      };
+    },
+  },
+  {
+    // Waits for the plain read hold beside this thread's upgradable one; what it takes is the
+    // write lock, and what it leaves untaken is the upgradable read lock, not upgraded.
+    name: 'RWLock#upgradeAsync',
+    setup() {
+      const rw = new RWLock();
+      rw.lockUpgradable();
+      const reader = rw.lockShared();
+      return {
+        wait: (options) => rw.upgradeAsync(options),
+        queued: () => queuedOn(rw, layouts.rwlock.WORDS),
+        release: () => reader.unlock(),
+        finish: () => rw.unlock(),
+        assertUntaken: () => {
+          assert.equal(rw.isWriteLocked, false, 'not upgraded');
+          assert.equal(rw.isUpgradableLockedByCurrentThread, true, 'the upgradable hold stays');
+          assert.equal(rw.readers, 1);
+          rw.unlockUpgradable();
+        },
+      };
+    },
+  },
+  {
     name: 'Semaphore#acquireAsync',
     setup() {
       const s = new Semaphore(0);

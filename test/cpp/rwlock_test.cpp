@@ -32,9 +32,13 @@ using testing::with_interrupt;
 using LockStatus = RwLockWords::LockStatus;
 using UnlockStatus = RwLockWords::UnlockStatus;
 using AsyncStep = RwLockWords::AsyncStep;
+using UpgradeStatus = RwLockWords::UpgradeStatus;
+using UpgradeStep = RwLockWords::UpgradeStep;
 
 constexpr std::int32_t kW = RwLockWords::kWriter;
 constexpr std::int32_t kP = RwLockWords::kParked;
+constexpr std::int32_t kU = RwLockWords::kUpgradable;
+constexpr std::int32_t kG = RwLockWords::kUpgrading;
 constexpr std::int32_t Readers(std::int32_t n) {
   return n * RwLockWords::kOneReader;
 }
@@ -60,6 +64,13 @@ class GrantWaiter final : public Waiter {
   }
   static GrantWaiter Exclusive(ThreadId thread) {
     return GrantWaiter(thread, RwLockWords::exclusive_request(thread));
+  }
+  static GrantWaiter Upgradable(ThreadId thread) {
+    return GrantWaiter(thread, RwLockWords::upgradable_request(thread));
+  }
+  // The asynchronous upgrade of `thread`'s upgradable read hold.
+  static GrantWaiter Upgrade(ThreadId thread) {
+    return GrantWaiter(thread, RwLockWords::kUpgradeRequest);
   }
   ~GrantWaiter() override {
     if (parking_lot::cancel(*this)) ADD_FAILURE() << "a GrantWaiter was destroyed while queued";
@@ -95,6 +106,7 @@ class RwLockWordsTest : public ::testing::Test {
   std::int32_t state() { return atomic_ref<std::int32_t>(words_[0]).load(); }
   std::int32_t owner() { return atomic_ref<std::int32_t>(words_[1]).load(); }
   std::size_t queued() { return parking_lot::queued_count(lock_.address()); }
+  std::size_t upgrading() { return parking_lot::queued_count(lock_.upgrade_key()); }
   void ExpectClean() {
     EXPECT_EQ(state(), 0) << "an unlocked lock is all zero";
     EXPECT_EQ(owner(), 0);
@@ -887,6 +899,360 @@ TEST_F(RwLockWordsTest, ABlockedLockWhoseOwnAsyncWaitIsGrantedTheWriteLockReport
   EXPECT_EQ(owner(), self_);
   ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
   ExpectClean();
+}
+
+// --- The upgradable read lock ---
+
+TEST_F(RwLockWordsTest, TheUpgradableHoldIsNamedSharedWithReadersAndHeldByOneThreadAtATime) {
+  ASSERT_TRUE(lock_.try_lock_upgradable(self_));
+  EXPECT_EQ(state(), kU | Readers(1));
+  EXPECT_EQ(owner(), self_);
+  EXPECT_EQ(lock_.upgrader(), self_);
+  EXPECT_EQ(lock_.writer(), kNoThread);
+  EXPECT_TRUE(lock_.try_lock_shared()) << "plain readers join";
+  EXPECT_FALSE(lock_.try_lock_upgradable(kAsyncA)) << "one upgradable holder at a time";
+  EXPECT_FALSE(lock_.try_lock(kAsyncA));
+  EXPECT_EQ(lock_.lock_upgradable(self_), LockStatus::kAlreadyHeld);
+  EXPECT_EQ(lock_.lock(self_), LockStatus::kAlreadyHeld) << "it would wait for its own read";
+
+  // Releases that do not match the hold are refused and change nothing.
+  EXPECT_EQ(lock_.unlock_upgradable(kAsyncA), UnlockStatus::kNotOwner);
+  EXPECT_EQ(lock_.unlock(self_), UnlockStatus::kNotOwner);
+  EXPECT_EQ(lock_.downgrade(self_), UnlockStatus::kNotOwner);
+  EXPECT_EQ(lock_.upgrade(kAsyncA), UpgradeStatus::kNotHolder);
+  EXPECT_EQ(state(), kU | Readers(2));
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  EXPECT_EQ(lock_.unlock_shared(), UnlockStatus::kNotOwner) << "the last read hold is upgradable";
+  EXPECT_EQ(state(), kU | Readers(1));
+
+  ASSERT_EQ(lock_.upgrade(self_), UpgradeStatus::kUpgraded) << "alone: one step";
+  EXPECT_EQ(state(), kW);
+  EXPECT_EQ(owner(), self_);
+  EXPECT_EQ(lock_.upgrade(self_), UpgradeStatus::kNotHolder);
+  ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+  ExpectClean();
+
+  ASSERT_EQ(lock_.lock_upgradable(self_, HangGuard()), LockStatus::kAcquired);
+  ASSERT_EQ(lock_.unlock_upgradable(self_), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, AnUpgradeWaitsForTheOtherReadersAndKeepsNewReadersOut) {
+  ASSERT_TRUE(lock_.try_lock_shared());
+  std::atomic<ThreadId> upgrader{kNoThread};
+  UpgradeStatus upgraded = UpgradeStatus::kCorrupt;
+  int written = 0;
+  ThreadGroup threads;
+  threads.Start([&] {
+    const ThreadId me = current_thread_id();
+    ASSERT_EQ(lock_.lock_upgradable(me, HangGuard()), LockStatus::kAcquired);
+    upgrader = me;
+    upgraded = lock_.upgrade(me, HangGuard());
+    written = 1;
+    ASSERT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
+  });
+  ASSERT_TRUE(WaitUntil([&] { return upgrading() == 1; }));
+  EXPECT_EQ(state(), kU | kG | Readers(2));
+  EXPECT_FALSE(lock_.try_lock_shared()) << "no reader joins while the upgrade waits";
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  threads.JoinOrAbort();
+  EXPECT_EQ(upgraded, UpgradeStatus::kUpgraded);
+  EXPECT_EQ(written, 1);
+  EXPECT_EQ(upgrading(), 0u);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, AnUpgradeComesBeforeAWriterQueuedEarlier) {
+  ASSERT_TRUE(lock_.try_lock_shared());
+  std::atomic<bool> has_upgradable{false};
+  std::vector<int> order;  // guarded by the lock under test
+  ThreadGroup threads;
+  threads.Start([&] {
+    const ThreadId me = current_thread_id();
+    ASSERT_EQ(lock_.lock_upgradable(me, HangGuard()), LockStatus::kAcquired);
+    has_upgradable = true;
+    ASSERT_TRUE(WaitUntil([&] { return queued() == 1; })) << "the writer queues";
+    ASSERT_EQ(lock_.upgrade(me, HangGuard()), UpgradeStatus::kUpgraded);
+    order.push_back(1);
+    ASSERT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
+  });
+  ASSERT_TRUE(WaitUntil([&] { return has_upgradable.load(); }));
+  threads.Start([&] {
+    const ThreadId me = current_thread_id();
+    ASSERT_EQ(lock_.lock(me, HangGuard()), LockStatus::kAcquired);
+    order.push_back(2);
+    ASSERT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
+  });
+  ASSERT_TRUE(WaitUntil([&] { return upgrading() == 1; }));
+  EXPECT_EQ(state(), kU | kG | kP | Readers(2));
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  threads.JoinOrAbort();
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, AnUpgradeThatTimesOutKeepsTheUpgradableHold) {
+  ASSERT_TRUE(lock_.try_lock_upgradable(self_));
+  ASSERT_TRUE(lock_.try_lock_shared());  // another reader, which stays
+  EXPECT_EQ(lock_.upgrade(self_, Deadline::after_ms(5)), UpgradeStatus::kTimedOut);
+  EXPECT_EQ(state(), kU | Readers(2)) << "no mark left behind";
+  EXPECT_EQ(owner(), self_);
+  EXPECT_EQ(upgrading(), 0u);
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ASSERT_EQ(lock_.unlock_upgradable(self_), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, AnInterruptedUpgradeKeepsItsHoldAndLetsInTheReadersItKeptOut) {
+  ASSERT_TRUE(lock_.try_lock_shared());
+  std::atomic<bool> stop{false};
+  std::atomic<bool> late_done{false};
+  const auto stop_requested = [&] { return stop.load(); };
+  const Interrupt interrupt{std::chrono::milliseconds(1), stop_requested};
+  UpgradeStatus upgraded = UpgradeStatus::kUpgraded;
+  bool still_upgradable = false;
+  LockStatus late = LockStatus::kCorrupt;
+  ThreadGroup threads;
+  threads.Start([&] {
+    const ThreadId me = current_thread_id();
+    ASSERT_EQ(lock_.lock_upgradable(me, HangGuard()), LockStatus::kAcquired);
+    upgraded = with_interrupt(&interrupt, [&] { return lock_.upgrade(me); });
+    still_upgradable = lock_.upgrader() == me;
+    ASSERT_TRUE(WaitUntil([&] { return late_done.load(); }));
+    ASSERT_EQ(lock_.unlock_upgradable(me), UnlockStatus::kUnlocked);
+  });
+  ASSERT_TRUE(WaitUntil([&] { return upgrading() == 1; }));
+  threads.Start([&] {
+    late = lock_.lock_shared(current_thread_id(), HangGuard());
+    ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+    late_done = true;
+  });
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 1; })) << "the late reader queues behind the mark";
+  stop = true;
+  threads.JoinOrAbort(testing::kWaitLimit);
+  EXPECT_EQ(upgraded, UpgradeStatus::kInterrupted);
+  EXPECT_TRUE(still_upgradable);
+  EXPECT_EQ(late, LockStatus::kAcquired) << "let in when the upgrade gave up";
+  EXPECT_EQ(state(), Readers(1));
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, AnAsynchronousUpgradeIsWokenWhenTheLastOtherReaderLeaves) {
+  ASSERT_TRUE(lock_.try_lock_upgradable(kAsyncA));
+  ASSERT_TRUE(lock_.try_lock_shared());
+  ASSERT_TRUE(lock_.try_lock_shared());
+  GrantWaiter upgrade = GrantWaiter::Upgrade(kAsyncA);
+  ASSERT_EQ(lock_.upgrade_or_enqueue(upgrade), UpgradeStep::kQueued);
+  EXPECT_EQ(state(), kU | kG | Readers(3));
+  GrantWaiter stranger = GrantWaiter::Upgrade(kAsyncB);
+  EXPECT_EQ(lock_.upgrade_or_enqueue(stranger), UpgradeStep::kNotHolder);
+
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  EXPECT_EQ(upgrade.tokens().size(), 0u) << "not alone yet";
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ASSERT_TRUE(upgrade.WaitForWakes(1));
+  EXPECT_EQ(upgrade.tokens(), std::vector<WakeToken>{RwLockWords::kUpgradeReady});
+  ASSERT_EQ(lock_.upgrade_or_enqueue(upgrade), UpgradeStep::kUpgraded);
+  EXPECT_EQ(state(), kW);
+  EXPECT_EQ(owner(), kAsyncA);
+  ASSERT_EQ(lock_.unlock(kAsyncA), UnlockStatus::kUnlocked);
+  ExpectClean();
+
+  // A cancelled asynchronous upgrade takes its mark away.
+  ASSERT_TRUE(lock_.try_lock_upgradable(kAsyncA));
+  ASSERT_TRUE(lock_.try_lock_shared());
+  GrantWaiter cancelled = GrantWaiter::Upgrade(kAsyncA);
+  ASSERT_EQ(lock_.upgrade_or_enqueue(cancelled), UpgradeStep::kQueued);
+  ASSERT_TRUE(parking_lot::cancel(cancelled));
+  lock_.end_upgrade_wait();
+  EXPECT_EQ(state(), kU | Readers(2));
+  EXPECT_TRUE(lock_.try_lock_shared()) << "readers join again";
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ASSERT_EQ(lock_.unlock_upgradable(kAsyncA), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, AReleaseGrantsOneUpgradableReaderAmongTheReadersAtTheHead) {
+  ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
+  GrantWaiter r1 = GrantWaiter::Shared(kAsyncA);
+  GrantWaiter u2 = GrantWaiter::Upgradable(kAsyncB);
+  GrantWaiter r3 = GrantWaiter::Shared(kAsyncA);
+  GrantWaiter u4 = GrantWaiter::Upgradable(kAsyncC);
+  GrantWaiter r5 = GrantWaiter::Shared(kAsyncA);
+  for (GrantWaiter* waiter : {&r1, &u2, &r3, &u4, &r5}) {
+    ASSERT_EQ(lock_.lock_or_enqueue(*waiter), AsyncStep::kQueued);
+  }
+  ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+  for (GrantWaiter* waiter : {&r1, &u2, &r3}) ASSERT_TRUE(waiter->WaitForWakes(1));
+  EXPECT_EQ(u2.tokens(), std::vector<WakeToken>{RwLockWords::kGrantedUpgradable});
+  EXPECT_EQ(state(), kU | kP | Readers(3));
+  EXPECT_EQ(owner(), kAsyncB) << "a granted upgradable reader gets its owner word set for it";
+  EXPECT_EQ(queued(), 2u) << "the second upgradable reader waits, and the reader behind it";
+
+  // Its release, not the last read hold, grants the next upgradable reader and the reader behind.
+  ASSERT_EQ(lock_.unlock_upgradable(kAsyncB), UnlockStatus::kUnlocked);
+  ASSERT_TRUE(u4.WaitForWakes(1));
+  ASSERT_TRUE(r5.WaitForWakes(1));
+  EXPECT_EQ(state(), kU | Readers(4));
+  EXPECT_EQ(owner(), kAsyncC);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  // An abandoned upgradable grant is released like a read hold.
+  lock_.abandon_wake(kAsyncC, RwLockWords::kGrantedUpgradable);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, AnUpgradableHoldWhoseThreadEndedIsReleased) {
+  // Nobody waits when the holder ends: the next acquirer on the slow path releases the hold.
+  const ThreadId dead = RunThreadThatEnds(
+      [&](ThreadId me) { ASSERT_EQ(lock_.lock_upgradable(me), LockStatus::kAcquired); });
+  EXPECT_EQ(state(), kU | Readers(1));
+  EXPECT_EQ(owner(), dead);
+  ASSERT_EQ(lock_.lock(self_, HangGuard()), LockStatus::kAcquired) << "a read changed nothing";
+  ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+  ExpectClean();
+
+  // A writer parked behind it when it ends is granted the lock by the end of that thread.
+  std::atomic<bool> holding{false};
+  std::atomic<bool> end{false};
+  LockStatus writer = LockStatus::kCorrupt;
+  ThreadGroup threads;
+  threads.Start([&] {
+    RunThreadThatEnds([&](ThreadId me) {
+      ASSERT_EQ(lock_.lock_upgradable(me), LockStatus::kAcquired);
+      holding = true;
+      ASSERT_TRUE(WaitUntil([&] { return end.load(); }));
+    });
+  });
+  ASSERT_TRUE(WaitUntil([&] { return holding.load(); }));
+  threads.Start([&] {
+    const ThreadId me = current_thread_id();
+    writer = lock_.lock(me, HangGuard());
+    ASSERT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
+  });
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
+  end = true;
+  threads.JoinOrAbort();
+  EXPECT_EQ(writer, LockStatus::kAcquired);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, TheNextUpgradableReaderTakesOverAWriteLockWhoseWriterEnded) {
+  const ThreadId dead =
+      RunThreadThatEnds([&](ThreadId me) { ASSERT_EQ(lock_.lock(me), LockStatus::kAcquired); });
+  ThreadId ended = kNoThread;
+  ASSERT_EQ(lock_.lock_upgradable(self_, HangGuard(), &ended), LockStatus::kOwnerDied);
+  EXPECT_EQ(ended, dead);
+  EXPECT_EQ(state() & ~kP, kU | Readers(1));
+  EXPECT_EQ(owner(), self_);
+  ASSERT_EQ(lock_.upgrade(self_, HangGuard()), UpgradeStatus::kUpgraded);
+  ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, CorruptUpgradableWordsAreReportedNotActedOn) {
+  for (const std::int32_t corrupt : {kW | kU, kU, kG | Readers(1), kW | kG, kU | kG}) {
+    SCOPED_TRACE(corrupt);
+    EXPECT_TRUE(RwLockWords::is_corrupt(corrupt));
+    words_[0] = corrupt;
+    words_[1] = self_;
+    EXPECT_FALSE(lock_.try_lock_shared());
+    EXPECT_FALSE(lock_.try_lock_upgradable(kAsyncA));
+    EXPECT_EQ(lock_.lock_shared(kAsyncA, HangGuard()), LockStatus::kCorrupt);
+    EXPECT_EQ(lock_.lock_upgradable(kAsyncA, HangGuard()), LockStatus::kCorrupt);
+    EXPECT_EQ(lock_.unlock_upgradable(self_), UnlockStatus::kCorrupt);
+    EXPECT_EQ(lock_.upgrade(self_, HangGuard()), UpgradeStatus::kCorrupt);
+    EXPECT_EQ(words_[0], corrupt) << "left as found";
+  }
+  words_[0] = 0;
+  words_[1] = 0;
+  EXPECT_FALSE(RwLockWords::is_corrupt(kU | kG | Readers(2)));
+  EXPECT_FALSE(RwLockWords::is_corrupt(kU | kP | Readers(1)));
+}
+
+TEST(RwLockTest, TheUpgradableReadLockOfTheSelfContainedLock) {
+  RwLock lock;
+  EXPECT_THROW(lock.upgrade(), std::system_error) << "no upgradable read lock held";
+  lock.lock_upgradable();
+  EXPECT_FALSE(lock.try_lock_upgradable());
+  EXPECT_TRUE(lock.try_lock_shared());
+  EXPECT_THROW(lock.lock_upgradable(), std::system_error);
+  std::thread([&] { EXPECT_FALSE(lock.try_lock()); }).join();
+  lock.unlock_shared();
+  lock.upgrade();
+  std::thread([&] { EXPECT_FALSE(lock.try_lock_shared()); }).join();
+  lock.unlock();
+  lock.lock_upgradable();
+  lock.unlock_upgradable();
+  EXPECT_TRUE(lock.try_lock());
+  lock.unlock();
+}
+
+TEST(RwLockTest, UpgradersWritersAndReadersKeepAnExactCountAndNoWriteComesBetweenAnUpgrade) {
+  // Upgraders read under the upgradable lock, then upgrade and write: no other write may land in
+  // between. Half of them upgrade through the asynchronous steps, as the binding does.
+  constexpr int kIterations = 2000;
+  alignas(RwLockWords::kAlign) std::int32_t words[RwLockWords::kWordCount] = {};
+  RwLockWords lock(words);
+  std::int64_t value = 0;  // guarded by the lock under test
+  std::atomic<int> stale{0};
+  std::atomic<int> reads{0};
+  const auto upgrader = [&](bool async) {
+    const ThreadId me = current_thread_id();
+    for (int i = 0; i < kIterations; ++i) {
+      ASSERT_EQ(lock.lock_upgradable(me, HangGuard()), LockStatus::kAcquired);
+      const std::int64_t seen = value;
+      if (i % 8 == 0) std::this_thread::yield();
+      if (async) {
+        GrantWaiter upgrade = GrantWaiter::Upgrade(me);
+        for (;;) {
+          // Counted before queuing: the wake-up may come before enqueue returns.
+          const std::size_t woken = upgrade.tokens().size();
+          const UpgradeStep step = lock.upgrade_or_enqueue(upgrade);
+          ASSERT_NE(step, UpgradeStep::kCorrupt);
+          ASSERT_NE(step, UpgradeStep::kNotHolder);
+          if (step == UpgradeStep::kUpgraded) break;
+          ASSERT_TRUE(upgrade.WaitForWakes(woken + 1));
+        }
+      } else {
+        ASSERT_EQ(lock.upgrade(me, HangGuard()), UpgradeStatus::kUpgraded);
+      }
+      if (value != seen) ++stale;
+      ++value;
+      ASSERT_EQ(lock.unlock(me), UnlockStatus::kUnlocked);
+    }
+  };
+  const auto writer = [&] {
+    const ThreadId me = current_thread_id();
+    for (int i = 0; i < kIterations; ++i) {
+      ASSERT_EQ(lock.lock(me, HangGuard()), LockStatus::kAcquired);
+      ++value;
+      ASSERT_EQ(lock.unlock(me), UnlockStatus::kUnlocked);
+    }
+  };
+  const auto reader = [&] {
+    const ThreadId me = current_thread_id();
+    for (int i = 0; i < kIterations; ++i) {
+      ASSERT_EQ(lock.lock_shared(me, HangGuard()), LockStatus::kAcquired);
+      if (value >= 0) ++reads;
+      if (i % 4 == 0) std::this_thread::yield();
+      ASSERT_EQ(lock.unlock_shared(), UnlockStatus::kUnlocked);
+    }
+  };
+  ThreadGroup threads;
+  threads.Start([&] { upgrader(false); });
+  threads.Start([&] { upgrader(true); });
+  threads.Start(writer);
+  threads.Start(reader);
+  threads.Start(reader);
+  threads.JoinOrAbort();
+  EXPECT_EQ(value, 3 * kIterations);
+  EXPECT_EQ(stale.load(), 0);
+  EXPECT_EQ(reads.load(), 2 * kIterations);
+  EXPECT_EQ(words[0], 0);
+  EXPECT_EQ(words[1], 0);
+  EXPECT_EQ(parking_lot::queued_count(lock.upgrade_key()), 0u);
 }
 
 }  // namespace

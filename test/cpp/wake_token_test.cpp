@@ -20,7 +20,9 @@ TEST(WakeTokenTest, NoTwoPrimitivesShareATokenRange) {
   const std::vector<std::pair<const char*, std::vector<WakeToken>>> tokens = {
       {"mutex", {MutexWord::kReleased, MutexWord::kReleasedWithMoreWaiters, MutexWord::kHandedOff}},
       {"condition", {ConditionWord::kNotified}},
-      {"rwlock", {RwLockWords::kGrantedShared, RwLockWords::kGrantedExclusive}},
+      {"rwlock",
+       {RwLockWords::kGrantedShared, RwLockWords::kGrantedExclusive,
+        RwLockWords::kGrantedUpgradable, RwLockWords::kUpgradeReady}},
       {"semaphore", {SemaphoreWord::kGranted}},
       {"futex", {futex::kNotified}},
   };
