@@ -99,6 +99,17 @@ describe('bad arguments other than options', () => {
     await assertRejectsWithoutThrowing(() => guard[asyncDispose](), { code: 'ERR_PARKLOCK_NOT_OWNER' }, 'asyncDispose');
   });
 
+  // The uncontended call without options takes a shortcut past the options checks; it must
+  // still reject a receiver of the wrong class rather than throw.
+  it('a Promise form called on the wrong receiver, without options, rejects', async () => {
+    const calls = [
+      ['Mutex#lockAsync', () => Mutex.prototype.lockAsync.call({})],
+      ['Mutex#lockAsync (Mutex.prototype)', () => Mutex.prototype.lockAsync.call(Object.create(Mutex.prototype))],
+      ['Semaphore#acquireAsync', () => Semaphore.prototype.acquireAsync.call({})],
+    ];
+    for (const [what, call] of calls) await assertRejectsWithoutThrowing(call, { name: 'TypeError' }, what);
+  });
+
   it('the Promise forms keep their names and lengths', () => {
     assert.equal(Mutex.prototype.lockAsync.name, 'lockAsync');
     assert.equal(Mutex.prototype.lockAsync.length, 1);
