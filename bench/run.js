@@ -26,6 +26,7 @@ const SCENARIOS = [
   'uncontended_async',
   'contended_tiny',
   'contended_work',
+  'burst',
   'all_async',
   'mixed',
   'ping_pong',
