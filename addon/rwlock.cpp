@@ -438,12 +438,12 @@ RwLockWords::UpgradeMark RwLockWords::upgrade_or_mark() noexcept {
       return kWriter | (keep_parked ? kParked : 0);
     }
     mark = UpgradeMark::kMarked;
-    return seen | kUpgrading;
+    return (seen | kUpgrading) & (keep_parked ? ~0 : ~kParked);
   };
   for (;;) {
     std::int32_t seen = state().load(std::memory_order_relaxed);
     if ((seen & kParked) == 0) {
-      const std::int32_t next = decide(seen, false);
+      const std::int32_t next = decide(seen, /*keep_parked=*/false);
       if (next == seen || state().compare_exchange_weak(seen, next, std::memory_order_acquire,
                                                         std::memory_order_relaxed)) {
         return mark;
