@@ -67,6 +67,21 @@ function rssGrowth(results) {
   return verdict(mb < 5, `${mb.toFixed(2)} MB`);
 }
 
+// Tracing with nobody subscribed against tracing stubbed out, for one diagnostics_cost workload
+// (time per op, both measured in the same process). Every repetition gives a ratio of its own:
+// when their range crosses the limit, the verdict of the median is not the verdict of every run.
+function noSubscriberCost(results, workload, limit) {
+  const row = findRow(results, 'diagnostics_cost', workload);
+  if (!row || row.ok === 0) return na('not measured (diagnostics_cost)');
+  const ratio = row.median.noSubRatio;
+  const lo = row.min.noSubRatio;
+  const hi = row.max.noSubRatio;
+  const straddles = lo <= limit && hi > limit ? ', straddles the limit' : '';
+  return verdict(ratio <= limit, `${ratio.toFixed(3)}x (runs ${lo.toFixed(3)}..${hi.toFixed(3)}` +
+    `${straddles}; A/A ${row.median.aaRatio.toFixed(3)}; ${formatNumber(row.median.waits, 0)} ` +
+    'traced waits per run when subscribed)');
+}
+
 const TARGETS = [
   ['uncontended sync <= 1.1x pure-JS three-state (ns/op)',
     (r) => ratioTarget(r, 'uncontended_sync', 'drepper', null, 'nsPerOp', 'ns/op', (x) => x <= 1.1)],
@@ -85,6 +100,12 @@ const TARGETS = [
   ['C++ core contended 2 threads >= 1.0x std::mutex',
     (r) => cppPair(r, 'parklock_bench', 'BM_Contended/real_time/threads:2', 'throughputRatio', (x) => x >= 1.0)],
   ['RSS growth after 1M async cycles < 5 MB', rssGrowth],
+  ['no subscriber <= 1.02x tracing bypassed: blocking waits (futex)',
+    (r) => noSubscriberCost(r, 'blocking-wait', 1.02)],
+  ['no subscriber <= 1.02x tracing bypassed: contended Mutex, 2 workers',
+    (r) => noSubscriberCost(r, 'sync-contended', 1.02)],
+  ['no subscriber <= 1.02x tracing bypassed: Promise waits (lockAsync)',
+    (r) => noSubscriberCost(r, 'async-handoff', 1.02)],
 ];
 
 function evaluateTargets(results) {
