@@ -32,6 +32,7 @@ const SCENARIOS = [
   'ping_pong',
   'memory',
   'condition_requeue',
+  'diagnostics_cost',
 ];
 const RESULTS_DIR = path.join(__dirname, 'results');
 

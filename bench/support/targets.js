@@ -123,6 +123,18 @@ function rssGrowth(results) {
   return verdict(mb < 5, `${mb.toFixed(2)} MB`);
 }
 
+// Tracing with nobody subscribed against tracing stubbed out, for one diagnostics_cost workload
+// (time per op, both measured in the same process); each repetition gives a ratio of its own.
+function noSubscriberCost(results, workload, limit) {
+  const row = findRow(results, 'diagnostics_cost', workload);
+  if (!row || row.ok === 0) return na('not measured (diagnostics_cost)');
+  const ratio = row.median.noSubRatio;
+  return spreadVerdict([ratio, ...row.values.noSubRatio], (x) => x <= limit,
+    `${ratio.toFixed(3)}x (runs ${row.min.noSubRatio.toFixed(3)}..${row.max.noSubRatio.toFixed(3)}; ` +
+    `A/A ${row.median.aaRatio.toFixed(3)}; ${formatNumber(row.median.waits, 0)} traced waits per ` +
+    'run when subscribed)');
+}
+
 const atMost = (limit) => (x) => x <= limit;
 // Worker counts that contend (one worker alone is the uncontended case).
 const contended = (workers) => workers >= 2;
@@ -166,6 +178,12 @@ const TARGETS = [
   ...[4, 8, 16].map((n) => [`C++ notify_all (requeue) <= 1.0x notify_one each, ${n} waiters`,
     (r) => cppPair(r, 'parklock_condition_bench', `BM_WakeWaiters/${n}/manual_time`, 'timeRatio', atMost(1.0))]),
   ['RSS growth after 1M async cycles < 5 MB', rssGrowth],
+  ['no subscriber <= 1.02x tracing bypassed: blocking waits (futex)',
+    (r) => noSubscriberCost(r, 'blocking-wait', 1.02)],
+  ['no subscriber <= 1.02x tracing bypassed: contended Mutex, 2 workers',
+    (r) => noSubscriberCost(r, 'sync-contended', 1.02)],
+  ['no subscriber <= 1.02x tracing bypassed: Promise waits (lockAsync)',
+    (r) => noSubscriberCost(r, 'async-handoff', 1.02)],
 ];
 
 function evaluateTargets(results) {
