@@ -47,9 +47,13 @@ function finish(event, settlement) {
   if (endChannel.hasSubscribers) endChannel.publish(event);
 }
 
-// Runs the blocking contended wait `wait()`, which returns a settlement.
+// Runs the blocking contended wait `wait()`, which returns a settlement. Small enough to inline
+// into every slow path: the try/finally of a traced wait lives in traceBlockingNow().
 function traceBlocking(primitive, wait) {
-  if (!tracing()) return wait();
+  return tracing() ? traceBlockingNow(primitive, wait) : wait();
+}
+
+function traceBlockingNow(primitive, wait) {
   const event = begin(primitive, true);
   let settlement = null; // stays null if wait() throws: an 'error'
   try {
