@@ -477,7 +477,8 @@ class RWLock {
   }
 
   // A try form with timeout 0 whose CAS failed: the lock is this thread's only if its writer has
-  // ended (then that is reported); otherwise as #refused().
+  // ended (then that is reported), or if what stood in the way was the upgradable read lock of a
+  // thread that has ended (released first); otherwise as #refused().
   #takeOver(mode) {
     const settlement = native.rwlockTakeOver(this.#native, mode);
     if (!settlement) return this.#refused();
@@ -534,9 +535,6 @@ class RWLock {
 
   static #notWriterMessage(state) {
     if ((state & WRITER) !== 0) return 'Cannot unlock an rwlock write-locked by another thread';
-    if ((state & UPGRADABLE) !== 0 && readersOf(state) === 1) {
-      return 'Cannot unlock() an upgradable read lock; use unlockUpgradable()';
-    }
     if (readersOf(state) !== 0) return 'Cannot unlock() a read lock; use unlockShared()';
     return 'Cannot unlock an rwlock that is not write-locked';
   }
