@@ -34,8 +34,11 @@ ConditionWord::WaitStatus after_relock(LockStatus locked, ConditionWord::WaitSta
 
 ConditionWord::WaitStatus relock(MutexWord mutex, ThreadId self, WakeToken token,
                                  ConditionWord::WaitStatus outcome, ThreadId* ended_owner) {
-  return after_relock(token == ConditionWord::kNotified || token == kNoToken
-                          ? mutex.lock_slow(self, Deadline::never(), ended_owner)
+  if (token == kNoToken) {
+    return after_relock(mutex.lock_slow(self, Deadline::never(), ended_owner), outcome);
+  }
+  return after_relock(token == ConditionWord::kNotified
+                          ? mutex.lock_after_notify(self, ended_owner)
                           : mutex.lock_after_wake(self, token, ended_owner),
                       outcome);
 }

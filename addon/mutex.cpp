@@ -3,6 +3,7 @@
 #include "lock_wait.h"
 #include "owner_death.h"
 #include "spin.h"
+#include "wake_stats.h"
 
 namespace parklock {
 
@@ -30,18 +31,30 @@ Attempt MutexWord::try_acquire_or_mark(ThreadId self, std::int32_t seen, bool mu
 
 MutexWord::LockStatus MutexWord::lock_slow(ThreadId self, Deadline deadline,
                                            ThreadId* ended_owner) {
+  return lock_unless_held(self, deadline, false, ended_owner);
+}
+
+MutexWord::LockStatus MutexWord::lock_unless_held(ThreadId self, Deadline deadline, bool woken,
+                                                  ThreadId* ended_owner) {
   const std::int32_t initial = word().load(std::memory_order_relaxed);
   const State state = state_of(initial);
   if ((state == kLocked || state == kLockedParked) && owner_of(initial) == self) {
     return LockStatus::kAlreadyHeld;
   }
-  return lock_loop(self, deadline, false, ended_owner);
+  return lock_loop(self, deadline, false, woken, ended_owner);
 }
 
 MutexWord::LockStatus MutexWord::lock_after_wake(ThreadId self, WakeToken token,
                                                  ThreadId* ended_owner) {
-  if (grant_of(token) == kHandedOff) return handed_over(token, ended_owner);
-  return lock_loop(self, Deadline::never(), token == kReleasedWithMoreWaiters, ended_owner);
+  if (grant_of(token) == kHandedOff) {
+    wake_stats::record(wake_stats::Event::kHandedOff);
+    return handed_over(token, ended_owner);
+  }
+  return lock_loop(self, Deadline::never(), token == kReleasedWithMoreWaiters, true, ended_owner);
+}
+
+MutexWord::LockStatus MutexWord::lock_after_notify(ThreadId self, ThreadId* ended_owner) {
+  return lock_unless_held(self, Deadline::never(), true, ended_owner);
 }
 
 bool MutexWord::take_from_ended_owner(ThreadId self, ThreadId* ended_owner) noexcept {
@@ -100,7 +113,8 @@ bool MutexWord::mark_parked_if_locked() noexcept {
 }
 
 MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, bool must_mark_parked,
-                                           ThreadId* ended_owner) {
+                                           bool woken, ThreadId* ended_owner) {
+  if (woken) wake_stats::record(wake_stats::Event::kWoken);
   // A lock handed to one of this thread's own asynchronous waits while it blocks here would
   // never be released, and neither would a lock in a cycle of blocked threads: the blocked wait
   // watches for both (lock_wait.h) and reports a deadlock.
@@ -140,8 +154,14 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, boo
     const LockPark parked =
         park_for_lock(address(), must_wait, options, self, lock, Waiting::kForTheLock, abandon);
     if (parked.retry) continue;
+    if (woken) wake_stats::record(wake_stats::Event::kFutile);
     if (parked.status) return *parked.status;
-    if (grant_of(parked.token) == kHandedOff) return handed_over(parked.token, ended_owner);
+    if (grant_of(parked.token) == kHandedOff) {
+      wake_stats::record(wake_stats::Event::kHandedOff);
+      return handed_over(parked.token, ended_owner);
+    }
+    woken = true;
+    wake_stats::record(wake_stats::Event::kWoken);
     // A waiter whose deadline passed while it was being woken still competes once: the loop only
     // checks the deadline after the state is 2, which is what passing the wake-up on requires.
     must_mark_parked = parked.token == kReleasedWithMoreWaiters;

@@ -128,6 +128,10 @@ class MutexWord {
   // variable's requeue) and has now been woken with `token`.
   LockStatus lock_after_wake(ThreadId self, WakeToken token, ThreadId* ended_owner = nullptr);
 
+  // Acquires for a thread that has just been woken to compete for the lock without being handed
+  // anything or owing anything (a notified condition variable waiter).
+  LockStatus lock_after_notify(ThreadId self, ThreadId* ended_owner = nullptr);
+
   // A try-lock that found the lock taken: takes it over if its owner has ended (true, with the
   // ended owner in `*ended_owner`). Never waits.
   bool take_from_ended_owner(ThreadId self, ThreadId* ended_owner) noexcept;
@@ -180,7 +184,8 @@ class MutexWord {
 
   Attempt try_acquire_or_mark(ThreadId self, std::int32_t seen, bool must_mark_parked);
 
-  LockStatus lock_loop(ThreadId self, Deadline deadline, bool must_mark_parked,
+  LockStatus lock_unless_held(ThreadId self, Deadline deadline, bool woken, ThreadId* ended_owner);
+  LockStatus lock_loop(ThreadId self, Deadline deadline, bool must_mark_parked, bool woken,
                        ThreadId* ended_owner);
 
   std::int32_t* word_;
