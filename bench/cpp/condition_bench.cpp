@@ -16,6 +16,14 @@
 //   BM_WakeWaiters<RequeueAll>/8/manual_time   BM_WakeWaiters<NotifyOneEach>/8/manual_time
 #include <benchmark/benchmark.h>
 
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
+#endif
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -77,10 +85,37 @@ class StdNotifyAll {
   std::condition_variable condition_;
 };
 
+// The harness's own waits and wake-ups (rounds announced, waiters arrived, waiters passed) sleep
+// in the kernel at once. std::atomic::wait would not do: libstdc++ spins and yields before it
+// sleeps, so the waiters that have already passed, and the benchmark thread waiting for the rest,
+// would take CPU time from the waiters still to be woken. On a machine with few cores that skews
+// the comparison by policy: requeued waiters are woken one by one, each needing a core just then,
+// while waking everyone makes them all runnable from the start.
+#if defined(__linux__)
+int* futex_word(std::atomic<int>& value) {
+  static_assert(sizeof(std::atomic<int>) == sizeof(int) && std::atomic<int>::is_always_lock_free);
+  return reinterpret_cast<int*>(&value);
+}
+
 // Blocks until `value` reaches at least `target`.
-void wait_at_least(const std::atomic<int>& value, int target) {
+void wait_at_least(std::atomic<int>& value, int target) {
+  for (int seen; (seen = value.load()) < target;) {
+    syscall(SYS_futex, futex_word(value), FUTEX_WAIT_PRIVATE, seen, nullptr, nullptr, 0);
+  }
+}
+
+void wake_waiters(std::atomic<int>& value) {
+  syscall(SYS_futex, futex_word(value), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+}
+#else
+void wait_at_least(std::atomic<int>& value, int target) {
   for (int seen; (seen = value.load()) < target;) value.wait(seen);
 }
+
+void wake_waiters(std::atomic<int>& value) {
+  value.notify_all();
+}
+#endif
 
 // N waiter threads that live across rounds, so thread start-up is never timed.
 template <typename Policy>
@@ -136,7 +171,7 @@ class WaiterPool {
  private:
   void announce(int round) {
     announced_.store(round);
-    announced_.notify_all();
+    wake_waiters(announced_);
   }
 
   void run() {
@@ -147,10 +182,10 @@ class WaiterPool {
       if (stopping_.load()) return;
       policy_.lock();
       const int generation = generation_;
-      if (arrived_.fetch_add(1) + 1 == waiters_ * round) arrived_.notify_one();
+      if (arrived_.fetch_add(1) + 1 == waiters_ * round) wake_waiters(arrived_);
       while (generation_ == generation) policy_.wait();
       ++counter_;  // guarded by the mutex; checked for lost increments at the end
-      if (passed_.fetch_add(1) + 1 == waiters_ * round) passed_.notify_one();
+      if (passed_.fetch_add(1) + 1 == waiters_ * round) wake_waiters(passed_);
       policy_.unlock();
     }
   }
