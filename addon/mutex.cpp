@@ -34,14 +34,14 @@ MutexWord::LockStatus MutexWord::lock_slow(ThreadId self, Deadline deadline,
   return lock_unless_held(self, deadline, false, ended_owner);
 }
 
-MutexWord::LockStatus MutexWord::lock_unless_held(ThreadId self, Deadline deadline, bool woken,
+MutexWord::LockStatus MutexWord::lock_unless_held(ThreadId self, Deadline deadline, bool notified,
                                                   ThreadId* ended_owner) {
   const std::int32_t initial = word().load(std::memory_order_relaxed);
   const State state = state_of(initial);
   if ((state == kLocked || state == kLockedParked) && owner_of(initial) == self) {
     return LockStatus::kAlreadyHeld;
   }
-  return lock_loop(self, deadline, false, woken, ended_owner);
+  return lock_loop(self, deadline, false, notified, ended_owner);
 }
 
 MutexWord::LockStatus MutexWord::lock_after_wake(ThreadId self, WakeToken token,
@@ -113,7 +113,9 @@ bool MutexWord::mark_parked_if_locked() noexcept {
 }
 
 MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, bool must_mark_parked,
-                                           bool woken, ThreadId* ended_owner) {
+                                           bool notified, ThreadId* ended_owner) {
+  // Whether this thread is competing after a wake-up (for the benchmarks' counts only).
+  bool woken = notified;
   if (woken) wake_stats::record(wake_stats::Event::kWoken);
   // A lock handed to one of this thread's own asynchronous waits while it blocks here would
   // never be released, and neither would a lock in a cycle of blocked threads: the blocked wait
@@ -150,6 +152,18 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, boo
     // Never wait for an owner that has ended: take the lock over and report it.
     if (take_from_ended_owner(self, ended_owner)) return LockStatus::kOwnerDied;
     if (deadline.expired()) return LockStatus::kTimedOut;
+    // A condition variable's waiter spins before it parks on the mutex, even though the state
+    // says waiters are parked: it was woken because the lock was released, or is about to be by
+    // the notifier, which notify_all() counts on to keep a few wake-ups under way; parking would
+    // cost it a whole wake-up later. Having seen waiters parked, it takes the lock with state 2 if
+    // it gets it, so that its own unlock wakes the next one and the chain of wake-ups goes on.
+    // Plain mutex waiters park at once in state 2: among threads that hammer one lock, spinning
+    // woken waiters only take the cores its holders need.
+    if (notified && spins < kSpinLimit) {
+      spin_pause(spins++);
+      must_mark_parked = true;
+      continue;
+    }
 
     const LockPark parked =
         park_for_lock(address(), must_wait, options, self, lock, Waiting::kForTheLock, abandon);

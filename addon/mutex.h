@@ -17,7 +17,9 @@
 //
 // Lock (a) CAS 0 -> self|1: that is the whole fast path. Otherwise (b) spin briefly while the
 // state is 1, (c) CAS the state 1 -> 2 to announce a waiter, (d) park on the word while its state
-// still reads 2, and (e) after a wake-up go back to (a).
+// still reads 2, and (e) after a wake-up go back to (a). A condition variable's waiter, woken to
+// re-acquire (notified, or requeued and then woken by a release), also spins briefly in state 2
+// before it parks, and takes the lock with state 2, since waiters were parked when it last looked.
 //
 // Unlock (a) CAS self|1 -> 0: fast path. Otherwise the state is 2 and (b) the slow path dequeues
 // the longest waiter under the bucket lock and either
@@ -184,8 +186,10 @@ class MutexWord {
 
   Attempt try_acquire_or_mark(ThreadId self, std::int32_t seen, bool must_mark_parked);
 
-  LockStatus lock_unless_held(ThreadId self, Deadline deadline, bool woken, ThreadId* ended_owner);
-  LockStatus lock_loop(ThreadId self, Deadline deadline, bool must_mark_parked, bool woken,
+  // `notified`: the caller is a condition variable's waiter, woken to re-acquire.
+  LockStatus lock_unless_held(ThreadId self, Deadline deadline, bool notified,
+                              ThreadId* ended_owner);
+  LockStatus lock_loop(ThreadId self, Deadline deadline, bool must_mark_parked, bool notified,
                        ThreadId* ended_owner);
 
   std::int32_t* word_;
