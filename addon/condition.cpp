@@ -34,8 +34,11 @@ ConditionWord::WaitStatus after_relock(LockStatus locked, ConditionWord::WaitSta
 
 ConditionWord::WaitStatus relock(MutexWord mutex, ThreadId self, WakeToken token,
                                  ConditionWord::WaitStatus outcome, ThreadId* ended_owner) {
-  return after_relock(token == ConditionWord::kNotified || token == kNoToken
-                          ? mutex.lock_slow(self, Deadline::never(), ended_owner)
+  if (token == kNoToken) {
+    return after_relock(mutex.lock_slow(self, Deadline::never(), ended_owner), outcome);
+  }
+  return after_relock(token == ConditionWord::kNotified
+                          ? mutex.lock_after_notify(self, ended_owner)
                           : mutex.lock_after_wake(self, token, ended_owner),
                       outcome);
 }
@@ -112,7 +115,14 @@ std::size_t ConditionWord::notify_all() noexcept {
           word().store(kNoWaiters, std::memory_order_relaxed);
           // Requeued waiters are woken by the holder's unlock, so there must be a holder who
           // knows there are waiters; with the mutex free, everyone is woken to compete instead.
-          return {mutex.mark_parked_if_locked(), kNotified, &MutexWord::kWaitSite};
+          // The oldest few are woken at once all the same, as though released by the mutex with
+          // others still waiting (the state is 2 already, so the duty that token carries is
+          // done): they spin for the lock and each of their unlocks wakes one more, so a few
+          // wake-ups are always under way. Woken one per unlock, the waiters would pass one
+          // wake-up latency after another, and waking them all would bring back the stampede
+          // that requeueing avoids.
+          return {mutex.mark_parked_if_locked(), kNotified, &MutexWord::kWaitSite,
+                  kWakeFirstOnRequeue, MutexWord::kReleasedWithMoreWaiters};
         },
         // Waiters that named another mutex (a misuse, but not ours to break) are woken instead.
         [&](std::int64_t request) { return request == *mutex_address; });

@@ -16,9 +16,10 @@
 // timeout.
 //
 // notify_all() does not wake every waiter to fight for the mutex: if the mutex is held it marks
-// it contended and moves (requeues) the waiters onto the mutex's own queue, where each is woken
-// by an unlock in turn; the waiters then wake holding the mutex's tokens (MutexWord::Wake). Only
-// when the mutex is free are they all woken to compete for it.
+// it contended, wakes the oldest few blocked threads (they spin for the mutex, so that a few
+// wake-ups are always under way) and moves (requeues) the others onto the mutex's own queue, where
+// each is woken by an unlock in turn; all of them then wake holding the mutex's tokens
+// (MutexWord::Wake). Only when the mutex is free are they all woken to compete for it.
 #pragma once
 
 #include <cstddef>
@@ -42,6 +43,11 @@ class ConditionWord {
   // The token of a notification; distinct from every MutexWord::Wake token, because a requeued
   // waiter is later woken by its mutex instead.
   static constexpr WakeToken kNotified = 2 * kTokenSpaceSize;
+
+  // How many waiters notify_all() wakes when it moves the rest onto the held mutex's queue: enough
+  // wake-ups under way to hide one another's latency, few enough that they rarely outlast their
+  // spin and park again.
+  static constexpr std::size_t kWakeFirstOnRequeue = 4;
 
   // kOwnerDied: the mutex was re-acquired, but its previous owner had ended holding it (whether
   // the wait was notified or timed out then matters less than repairing what the mutex guards).

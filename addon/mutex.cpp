@@ -3,6 +3,7 @@
 #include "lock_wait.h"
 #include "owner_death.h"
 #include "spin.h"
+#include "wake_stats.h"
 
 namespace parklock {
 
@@ -30,18 +31,30 @@ Attempt MutexWord::try_acquire_or_mark(ThreadId self, std::int32_t seen, bool mu
 
 MutexWord::LockStatus MutexWord::lock_slow(ThreadId self, Deadline deadline,
                                            ThreadId* ended_owner) {
+  return lock_unless_held(self, deadline, false, ended_owner);
+}
+
+MutexWord::LockStatus MutexWord::lock_unless_held(ThreadId self, Deadline deadline, bool notified,
+                                                  ThreadId* ended_owner) {
   const std::int32_t initial = word().load(std::memory_order_relaxed);
   const State state = state_of(initial);
   if ((state == kLocked || state == kLockedParked) && owner_of(initial) == self) {
     return LockStatus::kAlreadyHeld;
   }
-  return lock_loop(self, deadline, false, ended_owner);
+  return lock_loop(self, deadline, false, notified, ended_owner);
 }
 
 MutexWord::LockStatus MutexWord::lock_after_wake(ThreadId self, WakeToken token,
                                                  ThreadId* ended_owner) {
-  if (grant_of(token) == kHandedOff) return handed_over(token, ended_owner);
-  return lock_loop(self, Deadline::never(), token == kReleasedWithMoreWaiters, ended_owner);
+  if (grant_of(token) == kHandedOff) {
+    wake_stats::record(wake_stats::Event::kHandedOff);
+    return handed_over(token, ended_owner);
+  }
+  return lock_loop(self, Deadline::never(), token == kReleasedWithMoreWaiters, true, ended_owner);
+}
+
+MutexWord::LockStatus MutexWord::lock_after_notify(ThreadId self, ThreadId* ended_owner) {
+  return lock_unless_held(self, Deadline::never(), true, ended_owner);
 }
 
 bool MutexWord::take_from_ended_owner(ThreadId self, ThreadId* ended_owner) noexcept {
@@ -100,7 +113,10 @@ bool MutexWord::mark_parked_if_locked() noexcept {
 }
 
 MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, bool must_mark_parked,
-                                           ThreadId* ended_owner) {
+                                           bool notified, ThreadId* ended_owner) {
+  // Whether this thread is competing after a wake-up (for the benchmarks' counts only).
+  bool woken = notified;
+  if (woken) wake_stats::record(wake_stats::Event::kWoken);
   // A lock handed to one of this thread's own asynchronous waits while it blocks here would
   // never be released, and neither would a lock in a cycle of blocked threads: the blocked wait
   // watches for both (lock_wait.h) and reports a deadlock.
@@ -136,12 +152,30 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, boo
     // Never wait for an owner that has ended: take the lock over and report it.
     if (take_from_ended_owner(self, ended_owner)) return LockStatus::kOwnerDied;
     if (deadline.expired()) return LockStatus::kTimedOut;
+    // A condition variable's waiter spins before it parks on the mutex, even though the state
+    // says waiters are parked: it was woken because the lock was released, or is about to be by
+    // the notifier, which notify_all() counts on to keep a few wake-ups under way; parking would
+    // cost it a whole wake-up later. Having seen waiters parked, it takes the lock with state 2 if
+    // it gets it, so that its own unlock wakes the next one and the chain of wake-ups goes on.
+    // Plain mutex waiters park at once in state 2: among threads that hammer one lock, spinning
+    // woken waiters only take the cores its holders need.
+    if (notified && spins < kSpinLimit) {
+      spin_pause(spins++);
+      must_mark_parked = true;
+      continue;
+    }
 
     const LockPark parked =
         park_for_lock(address(), must_wait, options, self, lock, Waiting::kForTheLock, abandon);
     if (parked.retry) continue;
+    if (woken) wake_stats::record(wake_stats::Event::kFutile);
     if (parked.status) return *parked.status;
-    if (grant_of(parked.token) == kHandedOff) return handed_over(parked.token, ended_owner);
+    if (grant_of(parked.token) == kHandedOff) {
+      wake_stats::record(wake_stats::Event::kHandedOff);
+      return handed_over(parked.token, ended_owner);
+    }
+    woken = true;
+    wake_stats::record(wake_stats::Event::kWoken);
     // A waiter whose deadline passed while it was being woken still competes once: the loop only
     // checks the deadline after the state is 2, which is what passing the wake-up on requires.
     must_mark_parked = parked.token == kReleasedWithMoreWaiters;

@@ -17,7 +17,9 @@
 //
 // Lock (a) CAS 0 -> self|1: that is the whole fast path. Otherwise (b) spin briefly while the
 // state is 1, (c) CAS the state 1 -> 2 to announce a waiter, (d) park on the word while its state
-// still reads 2, and (e) after a wake-up go back to (a).
+// still reads 2, and (e) after a wake-up go back to (a). A condition variable's waiter, woken to
+// re-acquire (notified, or requeued and then woken by a release), also spins briefly in state 2
+// before it parks, and takes the lock with state 2, since waiters were parked when it last looked.
 //
 // Unlock (a) CAS self|1 -> 0: fast path. Otherwise the state is 2 and (b) the slow path dequeues
 // the longest waiter under the bucket lock and either
@@ -128,6 +130,10 @@ class MutexWord {
   // variable's requeue) and has now been woken with `token`.
   LockStatus lock_after_wake(ThreadId self, WakeToken token, ThreadId* ended_owner = nullptr);
 
+  // Acquires for a thread that has just been woken to compete for the lock without being handed
+  // anything or owing anything (a notified condition variable waiter).
+  LockStatus lock_after_notify(ThreadId self, ThreadId* ended_owner = nullptr);
+
   // A try-lock that found the lock taken: takes it over if its owner has ended (true, with the
   // ended owner in `*ended_owner`). Never waits.
   bool take_from_ended_owner(ThreadId self, ThreadId* ended_owner) noexcept;
@@ -180,7 +186,10 @@ class MutexWord {
 
   Attempt try_acquire_or_mark(ThreadId self, std::int32_t seen, bool must_mark_parked);
 
-  LockStatus lock_loop(ThreadId self, Deadline deadline, bool must_mark_parked,
+  // `notified`: the caller is a condition variable's waiter, woken to re-acquire.
+  LockStatus lock_unless_held(ThreadId self, Deadline deadline, bool notified,
+                              ThreadId* ended_owner);
+  LockStatus lock_loop(ThreadId self, Deadline deadline, bool must_mark_parked, bool notified,
                        ThreadId* ended_owner);
 
   std::int32_t* word_;

@@ -304,23 +304,27 @@ RequeueResult requeue(const void* from, const void* to,
     ++waiting;
   }
   const RequeueDecision decision = decide(waiting);
-  std::vector<Waiter*> woken;
+  Woken woken;
   RequeueResult result;
+  std::size_t to_wake = decision.wake_first;
   Waiter* w = ParkingLotAccess::first_for(source, from);
   while (w != nullptr) {
     Waiter* next = ParkingLotAccess::first_for(source, from, w);
     ParkingLotAccess::remove(source, *w);
-    if (decision.move && movable(w->request())) {
+    if (!decision.move || !movable(w->request())) {
+      woken.emplace_back(w, decision.token);
+    } else if (to_wake > 0 && w->blocking()) {
+      --to_wake;
+      woken.emplace_back(w, decision.first_token);
+    } else {
       ParkingLotAccess::append(target, to, *w, decision.site);
       ++result.moved;
-    } else {
-      woken.push_back(w);
     }
     w = next;
   }
   if (second.owns_lock()) second.unlock();
   first.unlock();
-  for (Waiter* waiter : woken) ParkingLotAccess::deliver(*waiter, decision.token);
+  deliver_all(woken);
   result.woken = woken.size();
   return result;
 }

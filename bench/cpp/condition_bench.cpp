@@ -8,9 +8,21 @@
 // until every waiter has gone through the mutex once (a counter increment under it). The time is
 // set manually (UseManualTime): setting up the next round is not part of it.
 //
+// Each parklock line also counts, per round, the wake-ups of waiters that went on to compete for
+// the mutex ("woken") and those among them that found it taken and parked on it again ("futile"),
+// from the counters of addon/wake_stats.h (this program links a core built with them).
+//
 // Names pair up by the part before the template argument, like mutex_bench.cpp:
 //   BM_WakeWaiters<RequeueAll>/8/manual_time   BM_WakeWaiters<NotifyOneEach>/8/manual_time
 #include <benchmark/benchmark.h>
+
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
+#endif
 
 #include <atomic>
 #include <chrono>
@@ -18,11 +30,13 @@
 #include <cstdint>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "condition.h"
 #include "mutex.h"
 #include "thread_id.h"
+#include "wake_stats.h"
 
 namespace {
 
@@ -71,10 +85,37 @@ class StdNotifyAll {
   std::condition_variable condition_;
 };
 
+// The harness's own waits and wake-ups (rounds announced, waiters arrived, waiters passed) sleep
+// in the kernel at once. std::atomic::wait would not do: libstdc++ spins and yields before it
+// sleeps, so the waiters that have already passed, and the benchmark thread waiting for the rest,
+// would take CPU time from the waiters still to be woken. On a machine with few cores that skews
+// the comparison by policy: requeued waiters are woken one by one, each needing a core just then,
+// while waking everyone makes them all runnable from the start.
+#if defined(__linux__)
+int* futex_word(std::atomic<int>& value) {
+  static_assert(sizeof(std::atomic<int>) == sizeof(int) && std::atomic<int>::is_always_lock_free);
+  return reinterpret_cast<int*>(&value);
+}
+
 // Blocks until `value` reaches at least `target`.
-void wait_at_least(const std::atomic<int>& value, int target) {
+void wait_at_least(std::atomic<int>& value, int target) {
+  for (int seen; (seen = value.load()) < target;) {
+    syscall(SYS_futex, futex_word(value), FUTEX_WAIT_PRIVATE, seen, nullptr, nullptr, 0);
+  }
+}
+
+void wake_waiters(std::atomic<int>& value) {
+  syscall(SYS_futex, futex_word(value), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+}
+#else
+void wait_at_least(std::atomic<int>& value, int target) {
   for (int seen; (seen = value.load()) < target;) value.wait(seen);
 }
+
+void wake_waiters(std::atomic<int>& value) {
+  value.notify_all();
+}
+#endif
 
 // N waiter threads that live across rounds, so thread start-up is never timed.
 template <typename Policy>
@@ -96,13 +137,25 @@ class WaiterPool {
     // Each waiter counted itself while holding the mutex and releases it only inside wait(),
     // once queued on the condition: holding the mutex here means that all of them are queued.
     policy_.lock();
+    const parklock::wake_stats::Counts before = parklock::wake_stats::snapshot();
     const auto start = std::chrono::steady_clock::now();
     ++generation_;
     policy_.wake_all(waiters_);
     policy_.unlock();
     wait_at_least(passed_, target);
-    return std::chrono::steady_clock::now() - start;
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    // Every waiter has acquired the mutex by now, and a wake-up is only counted before that.
+    const parklock::wake_stats::Counts after = parklock::wake_stats::snapshot();
+    woken_ += after.woken - before.woken;
+    futile_ += after.futile - before.futile;
+    handed_off_ += after.handed_off - before.handed_off;
+    return elapsed;
   }
+
+  // Totals over the rounds run so far.
+  std::uint64_t woken() const { return woken_; }
+  std::uint64_t futile() const { return futile_; }
+  std::uint64_t handed_off() const { return handed_off_; }
 
   void stop() {
     if (threads_.empty()) return;
@@ -118,7 +171,7 @@ class WaiterPool {
  private:
   void announce(int round) {
     announced_.store(round);
-    announced_.notify_all();
+    wake_waiters(announced_);
   }
 
   void run() {
@@ -129,10 +182,10 @@ class WaiterPool {
       if (stopping_.load()) return;
       policy_.lock();
       const int generation = generation_;
-      if (arrived_.fetch_add(1) + 1 == waiters_ * round) arrived_.notify_one();
+      if (arrived_.fetch_add(1) + 1 == waiters_ * round) wake_waiters(arrived_);
       while (generation_ == generation) policy_.wait();
       ++counter_;  // guarded by the mutex; checked for lost increments at the end
-      if (passed_.fetch_add(1) + 1 == waiters_ * round) passed_.notify_one();
+      if (passed_.fetch_add(1) + 1 == waiters_ * round) wake_waiters(passed_);
       policy_.unlock();
     }
   }
@@ -142,6 +195,9 @@ class WaiterPool {
   int generation_ = 0;        // guarded by the policy's mutex
   std::int64_t counter_ = 0;  // guarded by the policy's mutex
   int rounds_ = 0;            // benchmark thread only
+  std::uint64_t woken_ = 0;   // benchmark thread only
+  std::uint64_t futile_ = 0;
+  std::uint64_t handed_off_ = 0;
   std::atomic<int> announced_{0};
   std::atomic<int> arrived_{0};
   std::atomic<int> passed_{0};
@@ -157,6 +213,15 @@ void BM_WakeWaiters(benchmark::State& state) {
   pool.stop();
   if (!pool.count_is_exact()) state.SkipWithError("lost increments under the mutex");
   state.SetItemsProcessed(state.iterations() * waiters);
+  if (parklock::wake_stats::kEnabled && !std::is_same_v<Policy, StdNotifyAll> &&
+      state.iterations() > 0) {
+    const auto per_round = [&](std::uint64_t total) {
+      return static_cast<double>(total) / static_cast<double>(state.iterations());
+    };
+    state.counters["woken"] = per_round(pool.woken());
+    state.counters["futile"] = per_round(pool.futile());
+    state.counters["handed_off"] = per_round(pool.handed_off());
+  }
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 // and runs them with JSON output; returns the median of each benchmark and pairs them:
 //   mutex_bench       parklock::Mutex vs std::mutex            (ratio: parklock / std)
 //   condition_bench   notify_all with requeue vs notify_one xN (ratio: requeue / notify-one)
-// Usable alone (`node bench/cpp/run.js [--quick]`) or from bench/run.js, which folds the result
+// Usable alone (`node bench/cpp/run.js [--quick] [--reps N] [--filter REGEX]`) or from bench/run.js, which folds the result
 // into its table and JSON.
 const path = require('node:path');
 const { execFile } = require('node:child_process');
@@ -28,18 +28,47 @@ async function build(log) {
 
 const NS_PER = { ns: 1, us: 1e3, ms: 1e6, s: 1e9 };
 
-// Google Benchmark JSON -> [{ name, timeNs, itemsPerSec, error }], medians when repeated.
-function parse(json, repetitions) {
-  const { benchmarks } = JSON.parse(json);
-  return benchmarks
-    .filter((b) => (repetitions > 1 ? b.run_type === 'aggregate' && b.aggregate_name === 'median'
-      : b.run_type !== 'aggregate'))
-    .map((b) => ({
-      name: b.run_name || b.name.replace(/_median$/, ''),
-      timeNs: b.real_time * NS_PER[b.time_unit || 'ns'],
-      itemsPerSec: b.items_per_second,
-      error: b.error_occurred ? b.error_message : undefined,
-    }));
+const median = (values) => {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+
+// Fields of a Google Benchmark result that are not user counters.
+const NOT_COUNTERS = new Set(['name', 'family_index', 'per_family_instance_index', 'run_name',
+  'run_type', 'repetitions', 'repetition_index', 'threads', 'iterations', 'real_time', 'cpu_time',
+  'time_unit', 'items_per_second', 'bytes_per_second', 'error_occurred', 'error_message',
+  'aggregate_name', 'aggregate_unit', 'label', 'skipped']);
+
+// Google Benchmark JSON -> [{ name, timeNs, minNs, maxNs, itemsPerSec, counters, error }]: the
+// median of the repetitions, their spread, and the median of each user counter (woken, futile...).
+function parse(json) {
+  if (json.trim() === '') return [];  // --benchmark_filter matched nothing in this program
+  // The coefficient of variation of a counter that is always 0 is written as a bare NaN.
+  const { benchmarks } = JSON.parse(json.replace(/:\s*-?NaN\b/g, ': null'));
+  const byName = new Map();
+  for (const b of benchmarks) {
+    if (b.run_type === 'aggregate') continue;
+    const name = b.run_name || b.name;
+    if (!byName.has(name)) byName.set(name, []);
+    byName.get(name).push(b);
+  }
+  return [...byName].map(([name, runs]) => {
+    const times = runs.map((b) => b.real_time * NS_PER[b.time_unit || 'ns']);
+    const counterNames = Object.keys(runs[0]).filter((k) => !NOT_COUNTERS.has(k) &&
+      typeof runs[0][k] === 'number');
+    const failed = runs.find((b) => b.error_occurred);
+    return {
+      name,
+      timeNs: median(times),
+      minNs: Math.min(...times),
+      maxNs: Math.max(...times),
+      itemsPerSec: runs[0].items_per_second === undefined ? undefined
+        : median(runs.map((b) => b.items_per_second)),
+      counters: Object.fromEntries(counterNames.map((k) => [k, median(runs.map((b) => b[k]))])),
+      error: failed ? failed.error_message : undefined,
+    };
+  });
 }
 
 // "BM_Contended<std::mutex>/real_time/threads:2" -> { key: "BM_Contended/real_time/threads:2",
@@ -67,6 +96,10 @@ function pairUp(results, { subject, reference }) {
       reference,
       subjectNs: a.timeNs,
       referenceNs: b.timeNs,
+      subjectRangeNs: [a.minNs, a.maxNs],
+      referenceRangeNs: [b.minNs, b.maxNs],
+      subjectCounters: a.counters,
+      referenceCounters: b.counters,
       // Time ratio: below 1 means the subject is faster.
       timeRatio: a.timeNs / b.timeNs,
       // Throughput ratio: above 1 means the subject does more per second.
@@ -80,7 +113,7 @@ function pairUp(results, { subject, reference }) {
   return pairs;
 }
 
-async function runCpp({ quick = false, repetitions = quick ? 2 : 5, log = console.log } = {}) {
+async function runCpp({ quick = false, repetitions = quick ? 2 : 5, filter, log = console.log } = {}) {
   try {
     await build(log);
   } catch (error) {
@@ -88,17 +121,20 @@ async function runCpp({ quick = false, repetitions = quick ? 2 : 5, log = consol
   }
   const programs = [];
   for (const program of PROGRAMS) {
+    // Repetitions interleaved in random order, so that a slow stretch of a shared machine falls
+    // on the subject and its reference alike instead of on one of them.
     const args = [
       '--benchmark_format=json',
       `--benchmark_min_time=${quick ? 0.05 : 0.3}`,
       `--benchmark_repetitions=${repetitions}`,
+      '--benchmark_enable_random_interleaving=true',
     ];
-    if (repetitions > 1) args.push('--benchmark_report_aggregates_only=true');
+    if (filter) args.push(`--benchmark_filter=${filter}`);
     log(`cpp: running ${program.target} ${args.slice(1).join(' ')}`);
     try {
       const { stdout } = await run(path.join(BUILD_DIR, program.target), args,
         { maxBuffer: 1 << 24, timeout: 300_000 });
-      const results = parse(stdout, repetitions);
+      const results = parse(stdout);
       programs.push({ ...program, results, pairs: pairUp(results, program) });
     } catch (error) {
       programs.push({ ...program, error: (error.stderr || error.message).trim().slice(-800) });
@@ -109,7 +145,12 @@ async function runCpp({ quick = false, repetitions = quick ? 2 : 5, log = consol
 
 if (require.main === module) {
   const quick = process.argv.includes('--quick');
-  runCpp({ quick }).then((result) => {
+  const valueOf = (flag) => {
+    const at = process.argv.indexOf(flag);
+    return at < 0 ? undefined : process.argv[at + 1];
+  };
+  const reps = valueOf('--reps');
+  runCpp({ quick, repetitions: reps && Number(reps), filter: valueOf('--filter') }).then((result) => {
     const { formatCpp } = require('../support/table');
     console.log(formatCpp(result));
   });

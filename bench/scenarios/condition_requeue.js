@@ -33,7 +33,7 @@ function blockUntilAtLeast(ctl, index, target, deadline, what) {
 module.exports = {
   title: 'Condition: notifyAll (requeue) vs notifyOne x N (wake all), time until all passed',
   cases: () =>
-    ['sync 4x1', 'sync 8x1', 'async 8x16'].flatMap((param) =>
+    ['sync 4x1', 'sync 8x1', 'sync 16x1', 'async 8x16'].flatMap((param) =>
       ['requeue', 'notify-one'].map((impl) => ({ impl, param }))),
   labels: { requeue: 'notifyAll (requeue)', 'notify-one': 'notifyOne x N (wake all)' },
   paramLabel: 'waiters',

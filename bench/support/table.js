@@ -100,7 +100,11 @@ function formatScenario(scenario) {
 function formatCpp(cpp) {
   if (!cpp) return '';
   if (cpp.status !== 'ok') return `\n== C++ core (Google Benchmark)\n  skipped: ${cpp.reason}`;
-  const rows = [['benchmark', 'subject', 'subject ns', 'reference', 'reference ns', 'time ratio', 'throughput ratio', 'other']];
+  const range = ([lo, hi]) => `${formatNumber(lo, 1)}..${formatNumber(hi, 1)}`;
+  const counters = (c) => Object.entries(c || {}).map(([k, v]) => `${k} ${formatNumber(v, 2)}`).join(' ');
+  const rows = [['benchmark', 'subject', 'subject ns', 'range', 'reference', 'reference ns', 'range',
+    'time ratio', 'throughput ratio', 'other']];
+  const counted = [];
   const notes = [];
   for (const program of cpp.programs) {
     if (program.error) {
@@ -108,8 +112,13 @@ function formatCpp(cpp) {
       continue;
     }
     for (const p of program.pairs) {
+      if (counters(p.subjectCounters) || counters(p.referenceCounters)) {
+        counted.push(`${p.benchmark}: ${p.subject} ${counters(p.subjectCounters)}; ` +
+          `${p.reference} ${counters(p.referenceCounters)}`);
+      }
       rows.push([
-        p.benchmark, p.subject, formatNumber(p.subjectNs, 1), p.reference, formatNumber(p.referenceNs, 1),
+        p.benchmark, p.subject, formatNumber(p.subjectNs, 1), range(p.subjectRangeNs),
+        p.reference, formatNumber(p.referenceNs, 1), range(p.referenceRangeNs),
         formatRatio(p.timeRatio), formatRatio(p.throughputRatio),
         Object.entries(p.others).map(([t, ns]) => `${t} ${formatNumber(ns, 1)} ns`).join(', '),
       ]);
@@ -117,7 +126,9 @@ function formatCpp(cpp) {
     }
   }
   return `\n== C++ core (Google Benchmark, median of ${cpp.repetitions} repetition(s), real time per iteration)\n` +
-    `${render(rows, 2)}\n(time ratio = subject / reference, below 1 is faster; throughput ratio = subject / reference items/s)` +
+    `${render(rows, 2)}\n(time ratio = subject / reference, below 1 is faster; throughput ratio = subject / reference items/s;` +
+    ' range = min..max over the repetitions)' +
+    (counted.length ? `\ncounters (median per iteration):\n${counted.map((c) => `  ${c}`).join('\n')}` : '') +
     (notes.length ? `\n${notes.map((n) => `  ! ${n}`).join('\n')}` : '');
 }
 
