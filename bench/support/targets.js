@@ -108,8 +108,12 @@ function cppPair(results, target, benchmark, pick, holds) {
   const pair = program && program.pairs && program.pairs.find((p) => p.benchmark === benchmark);
   if (!pair || pair.error) return na(`${benchmark} ${pair ? pair.error : 'missing'}`);
   const ratio = pair[pick];
-  // Per-repetition ratios, where the run reports them.
-  const ratios = (pair.repetitions && pair.repetitions[pick]) || [];
+  // The extremes the repetitions allow (interleaved, but not paired): time ratios from the time
+  // ranges, throughput ratios as their inverse.
+  const [aMin, aMax] = pair.subjectRangeNs || [];
+  const [bMin, bMax] = pair.referenceRangeNs || [];
+  const ratios = aMin === undefined || bMin === undefined ? []
+    : pick === 'timeRatio' ? [aMin / bMax, aMax / bMin] : [bMin / aMax, bMax / aMin];
   const range = ratios.length > 0
     ? ` (runs ${Math.min(...ratios).toFixed(2)}..${Math.max(...ratios).toFixed(2)})` : '';
   return spreadVerdict([ratio, ...ratios], holds, `${ratio.toFixed(2)}x ` +
