@@ -80,11 +80,15 @@ Napi::Value address_of(const Napi::CallbackInfo& info) {
 }
 
 // waiting(handle) -> how many waiters are queued on the primitive at the handle now, in any thread:
-// its own waiters and futex waits on its first word.
+// in every queue keyed by one of its words (an RWLock's upgrader waits on its owner word), and
+// futex waits on them.
 Napi::Value waiting(const Napi::CallbackInfo& info) {
-  const std::int32_t* word = words_of(info, 0, 1);
-  return Napi::Number::New(
-      info.Env(), static_cast<double>(parking_lot::queued_count(word) + futex::queued_count(word)));
+  const HandleWords handle = all_words_of(info, 0);
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < handle.count; ++i) {
+    count += parking_lot::queued_count(handle.words + i) + futex::queued_count(handle.words + i);
+  }
+  return Napi::Number::New(info.Env(), static_cast<double>(count));
 }
 
 // nodeThreadIdOf(threadId) -> the Node threadId of a parklock thread id read from a lock's word,

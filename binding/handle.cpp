@@ -58,14 +58,22 @@ const Exports registered([](Napi::Env env, Napi::Object exports) {
 }  // namespace
 
 std::int32_t* words_of(const Napi::CallbackInfo& info, std::size_t arg, std::size_t word_count) {
+  const HandleWords handle = all_words_of(info, arg);
+  if (handle.count < word_count) {
+    throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE",
+                     "expected a handle of the primitive's words (from handle())");
+  }
+  return handle.words;
+}
+
+HandleWords all_words_of(const Napi::CallbackInfo& info, std::size_t arg) {
   napi_env env = info.Env();
   napi_value value = info[arg];
   bool tagged = false;
   void* data = nullptr;
   // Only objects can carry a type tag; the check itself refuses every other value.
   if (napi_check_object_type_tag(env, value, &kHandleTag, &tagged) != napi_ok || !tagged ||
-      napi_get_value_external(env, value, &data) != napi_ok ||
-      static_cast<Handle*>(data)->word_count < word_count) {
+      napi_get_value_external(env, value, &data) != napi_ok) {
     // A failed check may leave an exception pending (a non-object); ours replaces it.
     bool pending = false;
     if (napi_is_exception_pending(env, &pending) == napi_ok && pending) {
@@ -75,7 +83,8 @@ std::int32_t* words_of(const Napi::CallbackInfo& info, std::size_t arg, std::siz
     throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE",
                      "expected a handle of the primitive's words (from handle())");
   }
-  return static_cast<Handle*>(data)->words;
+  const auto* handle = static_cast<const Handle*>(data);
+  return {handle->words, handle->word_count};
 }
 
 }  // namespace parklock::binding

@@ -19,4 +19,12 @@ namespace parklock::binding {
 // ERR_INVALID_ARG_TYPE for anything that is not such a handle.
 std::int32_t* words_of(const Napi::CallbackInfo& info, std::size_t arg, std::size_t word_count);
 
+// All the words of the handle info[arg]: where they start and how many the primitive has. Throws
+// as words_of() does.
+struct HandleWords {
+  std::int32_t* words;
+  std::size_t count;
+};
+HandleWords all_words_of(const Napi::CallbackInfo& info, std::size_t arg);
+
 }  // namespace parklock::binding

@@ -127,8 +127,6 @@ class RWLock {
 
   // Resolves to a guard once this thread holds the write lock; never blocks the thread.
   lockAsync(options) {
-    // As Mutex#lockAsync: no options bag, no signal to check before the CAS.
-    if (options === undefined && this.#tryLockNow()) return Promise.resolve(new Guard(this));
     const { timeout, signal } = validateAsyncOptions(options);
     // The signal is checked before the CAS: an already-aborted signal must not take the lock.
     if (!isAborted(signal) && this.#tryLockNow()) {
@@ -181,9 +179,6 @@ class RWLock {
 
   // Resolves to a guard once this thread holds a read lock; never blocks the thread.
   lockSharedAsync(options) {
-    if (options === undefined && this.#tryLockSharedNow()) {
-      return Promise.resolve(new Guard(this.#readHold));
-    }
     const { timeout, signal } = validateAsyncOptions(options);
     if (!isAborted(signal) && this.#tryLockSharedNow()) {
       return Promise.resolve(new Guard(this.#readHold));
@@ -250,9 +245,6 @@ class RWLock {
 
   // Resolves to a guard once this thread holds the upgradable read lock; never blocks the thread.
   lockUpgradableAsync(options) {
-    if (options === undefined && this.#tryLockUpgradableNow()) {
-      return Promise.resolve(new Guard(this.#upgradableHold));
-    }
     const { timeout, signal } = validateAsyncOptions(options);
     if (!isAborted(signal) && this.#tryLockUpgradableNow()) {
       return Promise.resolve(new Guard(this.#upgradableHold));
@@ -522,11 +514,8 @@ class RWLock {
     return outcome(settlement, UPGRADE, undefined);
   }
 
-  // How many waits are queued on this lock now, in every thread (a snapshot): its queue, and an
-  // upgrade's (keyed by the owner word).
-  get waiting() {
-    return native.waiting(this.#native) + native.queuedCount(this.#words, OWNER_INDEX);
-  }
+  // How many waits are queued on this lock now, in every thread (a snapshot).
+  get waiting() { return native.waiting(this.#native); } // prettier-ignore
   get hasWaiters() { return this.waiting > 0; } // prettier-ignore
 
   get #native() {
