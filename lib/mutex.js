@@ -83,12 +83,6 @@ class Mutex {
 
   // Resolves to a guard once this thread holds the mutex; never blocks the thread.
   lockAsync(options) {
-    // No options bag means no signal to check: going straight to the CAS keeps the uncontended
-    // call free of the options machinery, which is measurable next to a single CAS and a Promise.
-    if (options === undefined &&
-        Atomics.compareExchange(this.#word, 0, UNLOCKED, HELD_BY_ME) === UNLOCKED) {
-      return Promise.resolve(new Guard(this));
-    }
     const { timeout, signal } = validateAsyncOptions(options);
     // The signal is checked before the CAS: an already-aborted signal must not take the lock.
     if (!isAborted(signal) &&

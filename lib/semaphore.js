@@ -108,8 +108,6 @@ class Semaphore {
   // TimeoutError or signal.reason, having taken nothing.
   acquireAsync(n = 1, options) {
     validatePermits(n, 'n');
-    // No options bag, no signal to check: as Mutex#lockAsync, straight to the CAS.
-    if (options === undefined && this.#tryTake(n)) return Promise.resolve();
     const { timeout, signal } = validateAsyncOptions(options);
     // The signal is checked before the CAS: an already-aborted signal must not take permits.
     if (!isAborted(signal) && this.#tryTake(n)) return Promise.resolve();

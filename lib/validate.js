@@ -14,9 +14,13 @@ function validateTimeout(value, name = 'timeout') {
 // What an omitted options bag means; shared, since the uncontended lockAsync() is a hot path.
 const NO_OPTIONS = Object.freeze({ timeout: Infinity, signal: undefined });
 
-// The `{ timeout, signal }` bag of the Promise forms.
+// The `{ timeout, signal }` bag of the Promise forms. Small enough to inline into every Promise
+// method, so that the common call without options costs one comparison; a bag is read out of line.
 function validateAsyncOptions(options) {
-  if (options === undefined) return NO_OPTIONS;
+  return options === undefined ? NO_OPTIONS : validateOptionsBag(options);
+}
+
+function validateOptionsBag(options) {
   if (options === null || typeof options !== 'object') {
     throw invalidArgType('options', 'an object', options);
   }
