@@ -770,6 +770,26 @@ describe('RWLock upgradable read lock', () => {
     assertFree(rw);
   });
 
+  it('terminate() of a worker whose upgradeAsync is pending ends the upgrade and lets in the readers it kept out', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const upgrader = await startAgent(rw);
+    const late = await startAgent(rw);
+    const read = rw.lockShared();
+    await upgrader.call('lockUpgradable');
+    await upgrader.call('startUpgradeAsync', { key: 'up' });
+    await waitFor(() => upgrading(rw) === 1, 'the upgrade to queue');
+    const lateRead = late.send('lockShared');
+    await withinLimit(lateRead.started, 'late reader starting');
+    await waitFor(() => queued(rw) === 1, 'the late reader to queue behind the upgrade');
+    await withinLimit(upgrader.terminate(), 'terminate()');
+    assert.equal(await withinLimit(lateRead.reply, 'late reader'), true, 'let in when the upgrader ended');
+    assert.equal(upgrading(rw), 0, 'no upgrade left queued');
+    assert.deepEqual(words(rw), [2 * ONE_READER, 0], 'the ended upgradable hold is released');
+    read.unlock();
+    await late.call('unlockShared');
+    assertFree(rw);
+  });
+
   it('a writer queued behind an upgradable holder that ends is let in', { timeout: 30_000 }, async () => {
     const rw = new RWLock();
     const holder = await startAgent(rw);
