@@ -13,9 +13,10 @@ const { handleOf, isMutex } = require('./mutex');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
 const { invalidArgType, lockError } = require('./errors');
 const { rejectingMethods } = require('./promise_form');
+const { primer } = require('./prime');
 
 const layout = native.conditionLayout;
-const { NO_WAITERS, WORDS } = layout;
+const { NO_WAITERS, MAY_HAVE_WAITERS, WORDS } = layout;
 
 const NOT_OWNER = 'Condition wait requires the mutex to be held by this thread';
 // How a wait on a mutex ended: true if notified, false if it timed out. OWNER_DIED: re-acquired,
@@ -37,6 +38,9 @@ function heldMutexHandle(mutex) {
   return handleOf(mutex);
 }
 
+// Called by every constructor; primes this thread's contended paths the first time (prime.js).
+let prime;
+
 class Condition {
   #word;
   // The addon's handle of #word, made the first time this instance needs the addon.
@@ -46,6 +50,22 @@ class Condition {
     const { buffer, byteOffset, words } = attach(location, layout);
     this.#word = words;
     defineLocation(this, { buffer, byteOffset });
+    prime();
+  }
+
+  // The round enters both notifies' calls into the addon on a condition of this thread's own
+  // whose word says waiters may be queued: the addon finds nobody and clears it.
+  static {
+    prime = primer(() => {
+      const condition = new Condition(new SharedArrayBuffer(WORDS * 4), 0);
+      const word = condition.#word;
+      return () => {
+        Atomics.store(word, 0, MAY_HAVE_WAITERS);
+        condition.notifyOne();
+        Atomics.store(word, 0, MAY_HAVE_WAITERS);
+        condition.notifyAll();
+      };
+    });
   }
 
   // Releases `mutex` (held by this thread), blocks until notified or timeoutMs passes, and

@@ -81,4 +81,4 @@ function traceQueued(owner) {
   return (settlement) => finish(event, settlement);
 }
 
-module.exports = { traceBlocking, traceQueued };
+module.exports = { tracing, traceBlocking, traceBlockingNow, traceQueued };

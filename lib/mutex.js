@@ -4,7 +4,8 @@
 // the word; the addon is entered only on contention.
 const native = require('./native');
 const { handleFor } = require('./handles');
-const { traceBlocking } = require('./diagnostics');
+const { tracing, traceBlockingNow } = require('./diagnostics');
+const { primer } = require('./prime');
 const { attach, defineLocation, defineSize } = require('./shared_memory');
 const { threadId, settled, waitAsync, cancelPendingWaits } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
@@ -16,6 +17,7 @@ const { isAborted, reasonOf } = require('./signals');
 
 const layout = native.mutexLayout;
 const { UNLOCKED, LOCKED, LOCKED_PARKED, OWNER_SHIFT, STATE_MASK, WORDS } = layout;
+const { ACQUIRED, ALREADY_HELD } = native.settled;
 // This thread's word when it holds the mutex and nobody is parked.
 const HELD_BY_ME = (threadId << OWNER_SHIFT) | LOCKED;
 
@@ -36,11 +38,17 @@ function ownerOf(word) {
   return word >>> OWNER_SHIFT;
 }
 
+function ownedByMe(word) {
+  return word !== UNLOCKED && ownerOf(word) === threadId;
+}
+
 // The addon's handle of a Mutex's word, for the other primitives of this package (Condition), and
 // whether a value is a Mutex: a brand check, which unlike instanceof neither runs a Proxy's traps
 // nor accepts an object made from Mutex.prototype.
 let handleOf;
 let isMutex;
+// Called by every constructor; primes this thread's contended paths the first time (prime.js).
+let prime;
 
 class Mutex {
   #word;
@@ -52,17 +60,35 @@ class Mutex {
     isMutex = (value) => value !== null && typeof value === 'object' && #word in value;
   }
 
+  // The round enters both slow paths on a mutex of this thread's own: a relock, which the addon
+  // refuses at once, and an unlock of a word marked parked, which finds nobody queued.
+  static {
+    prime = primer(() => {
+      const mutex = new Mutex(new SharedArrayBuffer(WORDS * 4), 0);
+      return () => {
+        mutex.lock();
+        try {
+          mutex.lock();
+        } catch {
+          // the refusal, as expected
+        }
+        Atomics.store(mutex.#word, 0, (threadId << OWNER_SHIFT) | LOCKED_PARKED);
+        mutex.unlock();
+      };
+    });
+  }
+
   constructor(...location) {
     const { buffer, byteOffset, words } = attach(location, layout);
     this.#word = words;
     defineLocation(this, { buffer, byteOffset });
+    prime();
   }
 
   // Blocks this thread until it holds the mutex; returns a guard that unlocks it.
   lock() {
-    if (Atomics.compareExchange(this.#word, 0, UNLOCKED, HELD_BY_ME) !== UNLOCKED) {
-      this.#lockSlow(Infinity);
-    }
+    const seen = Atomics.compareExchange(this.#word, 0, UNLOCKED, HELD_BY_ME);
+    if (seen !== UNLOCKED) this.#lockSlow(Infinity, seen);
     return new Guard(this);
   }
 
@@ -73,7 +99,7 @@ class Mutex {
     if (this.isHeldByCurrentThread) return false;
     // Taken: by a thread that has ended, the mutex is this thread's now (and that is reported).
     if (timeoutMs === 0) return this.#acquired(native.mutexTakeOver(this.#native) || settled.TIMED_OUT);
-    return this.#lockSlow(timeoutMs);
+    return this.#lockSlow(timeoutMs, UNLOCKED);
   }
 
   unlock() {
@@ -143,14 +169,33 @@ class Mutex {
     return word !== UNLOCKED && ownerOf(word) === threadId;
   }
 
-  #lockSlow(timeoutMs) {
-    if (this.isHeldByCurrentThread) {
+  // The contended lock: one call into the addon, which waits, or refuses at once a mutex this
+  // thread holds already. `seen` is the word the caller's CAS found (tryLock(), which has ruled
+  // out a relock, passes UNLOCKED). What is not an acquisition leaves the inlined part through
+  // #notAcquired().
+  #lockSlow(timeoutMs, seen) {
+    const settlement = tracing()
+      ? this.#lockSlowTraced(timeoutMs, seen)
+      : native.mutexLockSlow(this.#native, timeoutMs);
+    return settlement === ACQUIRED || this.#notAcquired(settlement, seen);
+  }
+
+  // A refused relock is not a wait: it is not published.
+  #lockSlowTraced(timeoutMs, seen) {
+    if (ownedByMe(seen)) return ALREADY_HELD;
+    return traceBlockingNow('mutex', () => native.mutexLockSlow(this.#native, timeoutMs));
+  }
+
+  #notAcquired(settlement, seen) {
+    // Held by this thread before the call: a relock. Otherwise ALREADY_HELD means one of this
+    // thread's own Promise waits was handed the mutex while the thread blocked (the vocabulary).
+    if (settlement === ALREADY_HELD && ownedByMe(seen)) {
       throw lockError(
         'ERR_PARKLOCK_DEADLOCK',
         'This thread already holds the mutex; locking it again would wait forever',
       );
     }
-    return this.#acquired(traceBlocking('mutex', () => native.mutexLockSlow(this.#native, timeoutMs)));
+    return this.#acquired(settlement);
   }
 
   // true if acquired, false if a synchronous wait timed out; throws otherwise (OwnerDiedError
@@ -167,22 +212,23 @@ class Mutex {
     return (this.#handle ??= handleFor(this, this.#word, WORDS));
   }
 
+  // The addon releases (waking a waiter if any are parked) or refuses; the reason is looked up
+  // only then.
   #unlockSlow() {
+    if (!native.mutexUnlockSlow(this.#native)) this.#refuseUnlock();
+  }
+
+  #refuseUnlock() {
     const word = Atomics.load(this.#word, 0);
     // Owner bits with state 0, or state 3: values no operation writes.
     const state = word & STATE_MASK;
     if (word !== UNLOCKED && state !== LOCKED && state !== LOCKED_PARKED) throw corrupt('mutex');
-    if (word === UNLOCKED || ownerOf(word) !== threadId) {
-      throw lockError(
-        'ERR_PARKLOCK_NOT_OWNER',
-        word === UNLOCKED
-          ? 'Cannot unlock a mutex that is not locked'
-          : 'Cannot unlock a mutex held by another thread',
-      );
-    }
-    if (!native.mutexUnlockSlow(this.#native)) {
-      throw lockError('ERR_PARKLOCK_NOT_OWNER', 'Cannot unlock a mutex held by another thread');
-    }
+    throw lockError(
+      'ERR_PARKLOCK_NOT_OWNER',
+      word === UNLOCKED
+        ? 'Cannot unlock a mutex that is not locked'
+        : 'Cannot unlock a mutex held by another thread',
+    );
   }
 }
 

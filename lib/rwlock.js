@@ -16,7 +16,8 @@
 // ended is released (a read changed nothing).
 const native = require('./native');
 const { handleFor } = require('./handles');
-const { traceBlocking } = require('./diagnostics');
+const { tracing, traceBlocking, traceBlockingNow } = require('./diagnostics');
+const { primer } = require('./prime');
 const { attach, defineLocation, defineSize } = require('./shared_memory');
 const { threadId, waitAsync, cancelPendingWaits } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
@@ -39,6 +40,8 @@ const {
   MAX_READERS,
   WORDS,
 } = layout;
+
+const { ACQUIRED, ALREADY_HELD } = native.settled;
 
 // The modes of rwlockTakeOver().
 const SHARED = 0;
@@ -66,10 +69,6 @@ const RWLOCK = vocabulary({ what: 'rwlock', acquired: true, timedOut: false, dea
 const NOT_UPGRADER = 'Cannot upgrade: this thread does not hold the upgradable read lock';
 const UPGRADE = vocabulary({ what: 'rwlock', acquired: true, timedOut: false, notOwner: NOT_UPGRADER });
 
-function deadlock() {
-  return lockError('ERR_PARKLOCK_DEADLOCK', DEADLOCK);
-}
-
 function upgradePending(what) {
   return lockError(
     'ERR_PARKLOCK_UPGRADE_PENDING',
@@ -83,6 +82,9 @@ function tooManyReaders() {
     `The rwlock already has the most read holds it can count (${MAX_READERS})`,
   );
 }
+
+// Called by every constructor; primes this thread's contended paths the first time (prime.js).
+let prime;
 
 class RWLock {
   #words;
@@ -106,6 +108,39 @@ class RWLock {
       },
     };
     defineLocation(this, { buffer, byteOffset });
+    prime();
+  }
+
+  // The round enters the slow paths on a lock of this thread's own: each blocking acquisition by
+  // the writer, which the addon refuses at once, and each release of a hold whose word is marked
+  // parked, which finds nobody queued.
+  static {
+    prime = primer(() => {
+      const lock = new RWLock(new SharedArrayBuffer(WORDS * 4), 0);
+      const words = lock.#words;
+      const refused = (acquire) => {
+        try {
+          acquire();
+        } catch {
+          // the refusal, as expected
+        }
+      };
+      const markParked = () => Atomics.or(words, STATE_INDEX, PARKED);
+      return () => {
+        lock.lock();
+        refused(() => lock.lock());
+        refused(() => lock.lockShared());
+        refused(() => lock.lockUpgradable());
+        markParked();
+        lock.unlock();
+        lock.lockShared();
+        markParked();
+        lock.unlockShared();
+        lock.lockUpgradable();
+        markParked();
+        lock.unlockUpgradable();
+      };
+    });
   }
 
   // --- Exclusive (write) side ---
@@ -479,28 +514,34 @@ class RWLock {
     return this.#acquired(settlement, held);
   }
 
+  // The contended acquisitions: one call into the addon, which waits, or refuses at once a wait
+  // by the thread holding the write lock or the upgradable read lock. What is not an acquisition
+  // leaves the inlined part through #acquired().
   #lockSlow(timeoutMs) {
-    if (this.#holdsNamed()) throw deadlock();
-    return this.#acquired(
-      traceBlocking('rwlock', () => native.rwlockLockSlow(this.#native, timeoutMs)),
-      this,
-    );
+    const settlement = tracing()
+      ? this.#tracedWait(() => native.rwlockLockSlow(this.#native, timeoutMs))
+      : native.rwlockLockSlow(this.#native, timeoutMs);
+    return settlement === ACQUIRED || this.#acquired(settlement, this);
   }
 
   #lockSharedSlow(timeoutMs) {
-    if (this.#holdsNamed()) throw deadlock();
-    return this.#acquired(
-      traceBlocking('rwlock', () => native.rwlockLockSharedSlow(this.#native, timeoutMs)),
-      this.#readHold,
-    );
+    const settlement = tracing()
+      ? this.#tracedWait(() => native.rwlockLockSharedSlow(this.#native, timeoutMs))
+      : native.rwlockLockSharedSlow(this.#native, timeoutMs);
+    return settlement === ACQUIRED || this.#acquired(settlement, this.#readHold);
   }
 
   #lockUpgradableSlow(timeoutMs) {
-    if (this.#holdsNamed()) throw deadlock();
-    return this.#acquired(
-      traceBlocking('rwlock', () => native.rwlockLockUpgradableSlow(this.#native, timeoutMs)),
-      this.#upgradableHold,
-    );
+    const settlement = tracing()
+      ? this.#tracedWait(() => native.rwlockLockUpgradableSlow(this.#native, timeoutMs))
+      : native.rwlockLockUpgradableSlow(this.#native, timeoutMs);
+    return settlement === ACQUIRED || this.#acquired(settlement, this.#upgradableHold);
+  }
+
+  // A refused wait is not a wait: it is not published.
+  #tracedWait(wait) {
+    if (this.#holdsNamed()) return ALREADY_HELD;
+    return traceBlockingNow('rwlock', wait);
   }
 
   // true if acquired, false if a synchronous wait timed out; throws otherwise (OwnerDiedError

@@ -6,7 +6,8 @@
 // the oldest waiters directly.
 const native = require('./native');
 const { handleFor } = require('./handles');
-const { traceBlocking } = require('./diagnostics');
+const { tracing, traceBlockingNow } = require('./diagnostics');
+const { primer } = require('./prime');
 const { attach, attachForInit, defineLocation, defineSize } = require('./shared_memory');
 const { waitAsync, cancelPendingWaits } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
@@ -25,6 +26,7 @@ const { runHolding } = require('./guard');
 const layout = native.semaphoreLayout;
 const { PERMITS_MASK, WAITERS_BIT, RESERVED_BIT, MAX_PERMITS, WORDS } = layout;
 const SEMAPHORE = vocabulary({ what: 'semaphore', acquired: true, timedOut: false });
+const { ACQUIRED } = native.settled;
 
 // A number of permits: an integer from `min` (1 for requests and releases) to MAX_PERMITS.
 function validatePermits(value, name, min = 1) {
@@ -41,6 +43,9 @@ function checked(word) {
 function interpret(settlement) {
   outcome(settlement, SEMAPHORE);
 }
+
+// Called by every constructor; primes this thread's contended paths the first time (prime.js).
+let prime;
 
 class Semaphore {
   #word;
@@ -74,6 +79,25 @@ class Semaphore {
     if (initialPermits !== 0) Atomics.store(words, 0, initialPermits);
     this.#word = words;
     defineLocation(this, { buffer, byteOffset });
+    prime();
+  }
+
+  // The round enters the slow paths on a semaphore of this thread's own: an acquisition whose
+  // time is already up, which the addon answers at once, and a release of a word marked as having
+  // waiters, which finds nobody queued. (An acquisition that has to wait cannot be answered at
+  // once: acquire() and tryAcquire() share the call into the addon in #take(), so this one primes
+  // both.)
+  static {
+    prime = primer(() => {
+      const semaphore = new Semaphore(new SharedArrayBuffer(WORDS * 4), 0);
+      const word = semaphore.#word;
+      return () => {
+        semaphore.tryAcquire(1, Number.MIN_VALUE);
+        Atomics.or(word, 0, WAITERS_BIT);
+        semaphore.release(1);
+        semaphore.acquire(1);
+      };
+    });
   }
 
   // Writes a semaphore with `permits` permits (and no waiters) at byteOffset of buffer and returns
@@ -91,7 +115,7 @@ class Semaphore {
   // Blocks this thread until n permits are granted to it.
   acquire(n = 1) {
     validatePermits(n, 'n');
-    if (!this.#tryTake(n)) this.#acquireSlow(n, Infinity);
+    this.#take(n, Infinity);
   }
 
   // Takes n permits if they are available within timeoutMs (0: only if available now, and
@@ -99,9 +123,7 @@ class Semaphore {
   tryAcquire(n = 1, timeoutMs = 0) {
     validatePermits(n, 'n');
     validateTimeout(timeoutMs, 'timeoutMs');
-    if (this.#tryTake(n)) return true;
-    if (timeoutMs === 0) return false;
-    return this.#acquireSlow(n, timeoutMs);
+    return timeoutMs === 0 ? this.#tryTake(n) : this.#take(n, timeoutMs);
   }
 
   // Resolves (to undefined) once n permits are granted to this thread; never blocks. Rejects with
@@ -181,12 +203,18 @@ class Semaphore {
     }
   }
 
-  // true if acquired, false if the timeout passed; throws on a corrupt word.
+  // true if n permits were taken within timeoutMs: the fast path, else the addon.
+  #take(n, timeoutMs) {
+    return this.#tryTake(n) || this.#acquireSlow(n, timeoutMs);
+  }
+
+  // true if acquired, false if the timeout passed; throws on a corrupt word. What is not an
+  // acquisition leaves the inlined part through outcome().
   #acquireSlow(n, timeoutMs) {
-    const settlement = traceBlocking('semaphore', () =>
-      native.semaphoreAcquireSlow(this.#native, n, timeoutMs),
-    );
-    return outcome(settlement, SEMAPHORE);
+    const settlement = tracing()
+      ? traceBlockingNow('semaphore', () => native.semaphoreAcquireSlow(this.#native, n, timeoutMs))
+      : native.semaphoreAcquireSlow(this.#native, n, timeoutMs);
+    return settlement === ACQUIRED || outcome(settlement, SEMAPHORE);
   }
 
   // How many waits are queued on this semaphore now, in every thread (a snapshot).

@@ -81,6 +81,9 @@ describe('handles', () => {
   });
 
   it('an uncontended primitive never makes a handle', () => {
+    // The thread's first Mutex primes the contended paths on a private mutex of its own, which
+    // does make a handle (lib/prime.js): that one comes first, outside the count.
+    new Mutex();
     const original = native.handle;
     let made = 0;
     native.handle = (...args) => {
