@@ -121,8 +121,16 @@ std::size_t ConditionWord::notify_all() noexcept {
           // wake-ups are always under way. Woken one per unlock, the waiters would pass one
           // wake-up latency after another, and waking them all would bring back the stampede
           // that requeueing avoids.
-          return {mutex.mark_parked_if_locked(), kNotified, &MutexWord::kWaitSite,
-                  kWakeFirstOnRequeue, MutexWord::kReleasedWithMoreWaiters};
+          // Promise waiters are all woken to compete, as notify_one() each would: waking one
+          // wakes no thread that sleeps, and its thread takes all of its woken waiters in one
+          // turn, its running tasks barging. Moved, each would be resumed by an unlock in turn
+          // and leave the mutex idle until its thread's event loop got to it: one cross-thread
+          // latency after another (8 workers x 16 waiters: 1.4-1.9x the time of waking all).
+          parking_lot::RequeueDecision decision{mutex.mark_parked_if_locked(), kNotified,
+                                                &MutexWord::kWaitSite, kWakeFirstOnRequeue,
+                                                MutexWord::kReleasedWithMoreWaiters};
+          decision.wake_asynchronous = true;
+          return decision;
         },
         // Waiters that named another mutex (a misuse, but not ours to break) are woken instead.
         [&](std::int64_t request) { return request == *mutex_address; });

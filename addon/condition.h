@@ -15,11 +15,12 @@
 // waiter queued. On waking, re-acquire the mutex; the wait returns with it held, even after a
 // timeout.
 //
-// notify_all() does not wake every waiter to fight for the mutex: if the mutex is held it marks
-// it contended, wakes the oldest few blocked threads (they spin for the mutex, so that a few
-// wake-ups are always under way) and moves (requeues) the others onto the mutex's own queue, where
-// each is woken by an unlock in turn; all of them then wake holding the mutex's tokens
-// (MutexWord::Wake). Only when the mutex is free are they all woken to compete for it.
+// notify_all() does not wake every blocked thread to fight for the mutex: if the mutex is held it
+// marks it contended, wakes the oldest few blocked threads (they spin for the mutex, so that a few
+// wake-ups are always under way) and moves (requeues) the other blocked threads onto the mutex's
+// own queue, where each is woken by an unlock in turn, holding the mutex's tokens
+// (MutexWord::Wake). Asynchronous waiters are woken to compete, as notify_one() each would (waking
+// one wakes no sleeping thread). Only when the mutex is free are they all woken to compete.
 #pragma once
 
 #include <cstddef>

@@ -311,7 +311,8 @@ RequeueResult requeue(const void* from, const void* to,
   while (w != nullptr) {
     Waiter* next = ParkingLotAccess::first_for(source, from, w);
     ParkingLotAccess::remove(source, *w);
-    if (!decision.move || !movable(w->request())) {
+    if (!decision.move || !movable(w->request()) ||
+        (decision.wake_asynchronous && !w->blocking())) {
       woken.emplace_back(w, decision.token);
     } else if (to_wake > 0 && w->blocking()) {
       --to_wake;

@@ -216,10 +216,12 @@ struct RequeueDecision {
   WakeToken token = 0;             // what every waiter that is not moved is woken with
   const WaitSite* site = nullptr;  // what the moved waiters name from then on
   // With `move`: how many of the oldest movable blocking waiters (Waiter::blocking()) are woken
-  // with `first_token` instead of being moved. Asynchronous waiters are always moved: they cannot
-  // spin, so waking them early would only send them to the back of the queue.
+  // with `first_token` instead of being moved.
   std::size_t wake_first = 0;
   WakeToken first_token = 0;
+  // With `move`: whether the movable asynchronous waiters are woken with `token` instead of being
+  // moved.
+  bool wake_asynchronous = false;
 };
 
 struct RequeueResult {
@@ -230,8 +232,8 @@ struct RequeueResult {
 // Empties the queue of `from`, atomically with respect to every other operation on either key:
 // if decide(waiting) says `move`, each waiter for which movable(request) holds goes to the tail of
 // `to`'s queue, keeping its order and its waiting_since(), except the decision's `wake_first`
-// oldest blocking ones, which are woken with its `first_token`; every other waiter is woken with
-// the decision's token.
+// oldest blocking ones, which are woken with its `first_token`, and the asynchronous ones if it
+// says `wake_asynchronous`; every other waiter is woken with the decision's token.
 RequeueResult requeue(const void* from, const void* to,
                       FunctionRef<RequeueDecision(std::size_t waiting)> decide,
                       FunctionRef<bool(std::int64_t request)> movable);

@@ -703,6 +703,46 @@ TEST(ParkingLotLeaveTest, RequeueMovesOnlyTheWaitersItsFilterAccepts) {
   EXPECT_TRUE(parking_lot::cancel(a));
 }
 
+TEST(ParkingLotLeaveTest, RequeueWakesTheAsynchronousWaitersWhenTheDecisionSaysSo) {
+  alignas(4) std::int32_t from = 0;
+  alignas(4) std::int32_t to = 0;
+  RecordingWaiter before;
+  ASSERT_TRUE(parking_lot::enqueue(&from, before, [] { return true; }));
+  ParkResult blocked{ParkResult::Status::kInvalid};
+  ThreadGroup threads;
+  threads.Start([&] {
+    blocked = parking_lot::park(
+        &from, [] { return true; }, HangGuard());
+  });
+  ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&from) == 2u; }));
+  RecordingWaiter after;
+  ASSERT_TRUE(parking_lot::enqueue(&from, after, [] { return true; }));
+
+  const parking_lot::RequeueResult result = parking_lot::requeue(
+      &from, &to,
+      [](std::size_t waiting) {
+        EXPECT_EQ(waiting, 3u);
+        parking_lot::RequeueDecision decision{true, 5, nullptr};
+        decision.wake_asynchronous = true;
+        return decision;
+      },
+      [](std::int64_t) { return true; });
+  EXPECT_EQ(result.woken, 2u);
+  EXPECT_EQ(result.moved, 1u);
+  ASSERT_TRUE(before.WaitForWakes(1));
+  ASSERT_TRUE(after.WaitForWakes(1));
+  EXPECT_EQ(before.last_token(), 5);
+  EXPECT_EQ(after.last_token(), 5);
+  EXPECT_EQ(parking_lot::queued_count(&from), 0u);
+  ASSERT_EQ(parking_lot::queued_count(&to), 1u) << "the blocked thread was moved";
+
+  EXPECT_TRUE(
+      parking_lot::unpark_one(&to, [](const UnparkInfo&) { return WakeToken{6}; }).unparked);
+  threads.JoinOrAbort();
+  EXPECT_EQ(blocked.status, ParkResult::Status::kUnparked);
+  EXPECT_EQ(blocked.token, 6);
+}
+
 TEST(ParkingLotLeaveTest, UnparkFilterGrantsInOrderUntilTheFirstRefusal) {
   alignas(4) std::int32_t word = 0;
   RecordingWaiter a;
