@@ -131,6 +131,7 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, boo
   options.deadline = deadline;
   options.site = &kWaitSite;
   options.on_leave = &on_leave;
+  const int spin_limit = notified ? kNotifiedSpinLimit : kSpinLimit;
   int spins = 0;
   for (;;) {
     const std::int32_t seen = word().load(std::memory_order_relaxed);
@@ -138,7 +139,7 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, boo
       // A try-lock whose time is up leaves without marking the lock contended, which would only
       // send the holder's unlock down the slow path for nobody.
       if (deadline.expired()) return LockStatus::kTimedOut;
-      if (spins < kSpinLimit) {
+      if (spins < spin_limit) {
         spin_pause(spins++);
         continue;
       }
@@ -159,7 +160,7 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, boo
     // it gets it, so that its own unlock wakes the next one and the chain of wake-ups goes on.
     // Plain mutex waiters park at once in state 2: among threads that hammer one lock, spinning
     // woken waiters only take the cores its holders need.
-    if (notified && spins < kSpinLimit) {
+    if (notified && spins < spin_limit) {
       spin_pause(spins++);
       must_mark_parked = true;
       continue;
