@@ -112,8 +112,9 @@ class RWLock {
   }
 
   // The round enters the slow paths on a lock of this thread's own: each blocking acquisition by
-  // the writer, which the addon refuses at once, and each release of a hold whose word is marked
-  // parked, which finds nobody queued.
+  // the writer, which the addon refuses at once; an upgrade beside another reader whose time is
+  // already up (upgrade() shares its call into the addon); and each release of a hold whose word
+  // is marked parked, which finds nobody queued.
   static {
     prime = primer(() => {
       const lock = new RWLock(new SharedArrayBuffer(WORDS * 4), 0);
@@ -137,6 +138,9 @@ class RWLock {
         markParked();
         lock.unlockShared();
         lock.lockUpgradable();
+        lock.lockShared();
+        lock.tryUpgrade(Number.MIN_VALUE);
+        lock.unlockShared();
         markParked();
         lock.unlockUpgradable();
       };
