@@ -111,6 +111,35 @@ describe('terminate() racing a hand-off to a blocked worker', () => {
     }
   });
 
+  it(`Condition#waitAsync() woken by notifyAll(): the mutex passes to the live waiter (${ROUNDS} rounds)`, { timeout: 120_000 }, async () => {
+    const mutex = new Mutex();
+    const condition = new Condition();
+    for (let round = 0; round < ROUNDS; round++) {
+      const worker = new Worker(fixture('blocked_waiter.js'), {
+        workerData: { kind: 'condition-async', mutex, condition },
+      });
+      await waitFor(() => queuedOn(condition) === 1, 'the worker to wait');
+      mutex.lock();
+      const mine = condition.waitAsync(mutex, { signal: testSignal() });
+      // Held while notifying, so that notifyAll() takes the path that would requeue.
+      const guard = mutex.lock();
+      const terminated = worker.terminate();
+      spinFor(round % 6);
+      // Promise waiters are woken, not moved: the worker's may reach a thread that is ending, or
+      // may have left the queue with its thread already.
+      const notified = condition.notifyAll();
+      assert.ok(notified === 1 || notified === 2, `${notified} notified: the live waiter, and the worker's if still queued`);
+      guard.unlock();
+      await withinLimit(terminated, 'terminate()');
+      assert.equal(await withinLimit(mine, 'the live waiter to be notified'), true);
+      assert.ok(mutex.isHeldByCurrentThread, 'the live waiter resumes holding the mutex');
+      mutex.unlock();
+      assert.equal(queuedOn(condition), 0);
+      await waitFor(() => queuedOn(mutex) === 0, 'nothing left queued on the mutex');
+      assertClean(mutex);
+    }
+  });
+
   it(`futex.wait(): the notification reaches the next waiter (${ROUNDS} rounds)`, { timeout: 120_000 }, async () => {
     const memory = new SharedArrayBuffer(4);
     const word = new Int32Array(memory);
