@@ -1,17 +1,17 @@
-// How blocked mutex waiters fare after a wake-up, for the benchmarks (bench/cpp): compiled in
-// only where PARKLOCK_WAKE_STATS is defined (a separate build of the core that only the benchmark
-// programs link); everywhere else record() is an empty inline function and costs nothing.
+// How blocked mutex waiters fare after a wake-up, counted per thread by the thread that was woken:
+// the benchmarks (bench/cpp, and bench/ through the addon's wakeStats()) report these next to
+// their times.
 //
 // A wake-up is futile when the woken thread finds the lock taken and parks on it again: it paid
 // for a sleep and a wake-up and got nothing. That is the number requeueing and spinning exist to
-// keep low, so the benchmarks report it next to the times.
+// keep low.
+//
+// The counters are plain thread-locals, always on: each is touched only by its own thread, only on
+// a path that has just come back from parking, where one increment is lost in the cost of the
+// wake-up.
 #pragma once
 
 #include <cstdint>
-
-#ifdef PARKLOCK_WAKE_STATS
-#include <atomic>
-#endif
 
 namespace parklock::wake_stats {
 
@@ -27,40 +27,27 @@ struct Counts {
   std::uint64_t handed_off = 0;
 };
 
-#ifdef PARKLOCK_WAKE_STATS
 namespace detail {
-inline std::atomic<std::uint64_t> woken{0};
-inline std::atomic<std::uint64_t> futile{0};
-inline std::atomic<std::uint64_t> handed_off{0};
+inline thread_local Counts counts;
 }  // namespace detail
 
 inline void record(Event event) noexcept {
   switch (event) {
     case Event::kWoken:
-      detail::woken.fetch_add(1, std::memory_order_relaxed);
+      ++detail::counts.woken;
       break;
     case Event::kFutile:
-      detail::futile.fetch_add(1, std::memory_order_relaxed);
+      ++detail::counts.futile;
       break;
     case Event::kHandedOff:
-      detail::handed_off.fetch_add(1, std::memory_order_relaxed);
+      ++detail::counts.handed_off;
       break;
   }
 }
 
+// The calling thread's counts since it started.
 inline Counts snapshot() noexcept {
-  return {detail::woken.load(std::memory_order_relaxed),
-          detail::futile.load(std::memory_order_relaxed),
-          detail::handed_off.load(std::memory_order_relaxed)};
+  return detail::counts;
 }
-
-inline constexpr bool kEnabled = true;
-#else
-inline void record(Event) noexcept {}
-inline Counts snapshot() noexcept {
-  return {};
-}
-inline constexpr bool kEnabled = false;
-#endif
 
 }  // namespace parklock::wake_stats

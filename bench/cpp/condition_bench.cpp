@@ -10,7 +10,7 @@
 //
 // Each parklock line also counts, per round, the wake-ups of waiters that went on to compete for
 // the mutex ("woken") and those among them that found it taken and parked on it again ("futile"),
-// from the counters of addon/wake_stats.h (this program links a core built with them).
+// from the per-thread counters of addon/wake_stats.h, which each waiter adds up around its wait.
 //
 // Names pair up by the part before the template argument, like mutex_bench.cpp:
 //   BM_WakeWaiters<RequeueAll>/8/manual_time   BM_WakeWaiters<NotifyOneEach>/8/manual_time
@@ -137,25 +137,18 @@ class WaiterPool {
     // Each waiter counted itself while holding the mutex and releases it only inside wait(),
     // once queued on the condition: holding the mutex here means that all of them are queued.
     policy_.lock();
-    const parklock::wake_stats::Counts before = parklock::wake_stats::snapshot();
     const auto start = std::chrono::steady_clock::now();
     ++generation_;
     policy_.wake_all(waiters_);
     policy_.unlock();
     wait_at_least(passed_, target);
-    const auto elapsed = std::chrono::steady_clock::now() - start;
-    // Every waiter has acquired the mutex by now, and a wake-up is only counted before that.
-    const parklock::wake_stats::Counts after = parklock::wake_stats::snapshot();
-    woken_ += after.woken - before.woken;
-    futile_ += after.futile - before.futile;
-    handed_off_ += after.handed_off - before.handed_off;
-    return elapsed;
+    return std::chrono::steady_clock::now() - start;
   }
 
-  // Totals over the rounds run so far.
-  std::uint64_t woken() const { return woken_; }
-  std::uint64_t futile() const { return futile_; }
-  std::uint64_t handed_off() const { return handed_off_; }
+  // Totals over the rounds run so far (complete once stop() has returned).
+  std::uint64_t woken() const { return woken_.load(); }
+  std::uint64_t futile() const { return futile_.load(); }
+  std::uint64_t handed_off() const { return handed_off_.load(); }
 
   void stop() {
     if (threads_.empty()) return;
@@ -183,10 +176,16 @@ class WaiterPool {
       policy_.lock();
       const int generation = generation_;
       if (arrived_.fetch_add(1) + 1 == waiters_ * round) wake_waiters(arrived_);
+      // The wake-ups counted are this wait's alone: the arrival's contention is not a round's.
+      const parklock::wake_stats::Counts before = parklock::wake_stats::snapshot();
       while (generation_ == generation) policy_.wait();
+      const parklock::wake_stats::Counts after = parklock::wake_stats::snapshot();
       ++counter_;  // guarded by the mutex; checked for lost increments at the end
       if (passed_.fetch_add(1) + 1 == waiters_ * round) wake_waiters(passed_);
       policy_.unlock();
+      woken_ += after.woken - before.woken;
+      futile_ += after.futile - before.futile;
+      handed_off_ += after.handed_off - before.handed_off;
     }
   }
 
@@ -195,9 +194,9 @@ class WaiterPool {
   int generation_ = 0;        // guarded by the policy's mutex
   std::int64_t counter_ = 0;  // guarded by the policy's mutex
   int rounds_ = 0;            // benchmark thread only
-  std::uint64_t woken_ = 0;   // benchmark thread only
-  std::uint64_t futile_ = 0;
-  std::uint64_t handed_off_ = 0;
+  std::atomic<std::uint64_t> woken_{0};
+  std::atomic<std::uint64_t> futile_{0};
+  std::atomic<std::uint64_t> handed_off_{0};
   std::atomic<int> announced_{0};
   std::atomic<int> arrived_{0};
   std::atomic<int> passed_{0};
@@ -213,8 +212,7 @@ void BM_WakeWaiters(benchmark::State& state) {
   pool.stop();
   if (!pool.count_is_exact()) state.SkipWithError("lost increments under the mutex");
   state.SetItemsProcessed(state.iterations() * waiters);
-  if (parklock::wake_stats::kEnabled && !std::is_same_v<Policy, StdNotifyAll> &&
-      state.iterations() > 0) {
+  if (!std::is_same_v<Policy, StdNotifyAll> && state.iterations() > 0) {
     const auto per_round = [&](std::uint64_t total) {
       return static_cast<double>(total) / static_cast<double>(state.iterations());
     };

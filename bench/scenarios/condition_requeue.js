@@ -9,7 +9,9 @@
 //   notify-one  calls notifyOne() once per waiter: every waiter is woken at once and they all
 //               fight for the mutex (the "wake everyone" a condition without requeue does),
 // releases the mutex, and the time is taken until every waiter has passed through the mutex
-// (each does counter++ under it). Reported: the median over the rounds of one run.
+// (each does counter++ under it). Reported: the median over the rounds of one run, and for
+// blocked waiters (sync) how many wake-ups per round were futile (the woken waiter found the mutex
+// taken and parked on it again) among those that competed for the mutex.
 const { Mutex, Condition } = require('../../lib');
 const { CONTROL, createControl, controlWords } = require('../support/control');
 const { startWorkers, until } = require('../support/workers');
@@ -40,6 +42,8 @@ module.exports = {
   metrics: [
     { key: 'roundUs', label: 'µs until all passed', better: 'lower', digits: 0 },
     { key: 'perWaiterUs', label: 'µs per waiter', better: 'lower', digits: 2 },
+    { key: 'wokenPerRound', label: 'woken to compete per round', better: 'lower', digits: 1 },
+    { key: 'futilePerRound', label: 'futile wake-ups per round', better: 'lower', digits: 2 },
   ],
   baselines: ['notify-one'],
   timeLimitMs: () => 90_000,
@@ -87,6 +91,12 @@ module.exports = {
     if (group.problems.length > 0) throw new Error(group.problems.join('; '));
     checkControlCounter(ctl, total * rounds);
     const roundUs = median(roundNs) / 1e3;
-    return { metrics: { roundUs, perWaiterUs: roundUs / total } };
+    const metrics = { roundUs, perWaiterUs: roundUs / total };
+    if (mode === 'sync') {
+      const sum = (key) => group.results.reduce((acc, r) => acc + r.wakeUps[key], 0);
+      metrics.wokenPerRound = sum('woken') / rounds;
+      metrics.futilePerRound = sum('futile') / rounds;
+    }
+    return { metrics };
   },
 };

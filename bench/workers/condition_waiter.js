@@ -4,10 +4,15 @@
 // critical section (counter++), counts itself in PASSED and releases the mutex.
 // `mode` 'sync': this worker is one blocking waiter (condition.wait). 'async': it runs `waiters`
 // concurrent tasks, each an async waiter (mutex.lockAsync + condition.waitAsync).
+// A sync waiter also counts how its wake-ups fared (the addon's wakeStats(): woken to compete
+// for the mutex, futile when it had to park on the mutex again, handed the mutex) across its
+// waits alone, not its arrivals; the coordinator sums them. Promise waiters are not counted: a
+// Promise wait that is woken and finds the mutex taken queues again without parking a thread.
 // A round starts only when the coordinator posts { type: 'round' }: re-arriving for the next
 // round must not compete for the mutex while the current round is being timed.
 const { parentPort, workerData } = require('node:worker_threads');
 const { Mutex, Condition } = require('../../lib');
+const native = require('../../lib/native');
 const { CONTROL, controlWords } = require('../support/control');
 const { reportDone, runWorker } = require('./common');
 
@@ -41,15 +46,21 @@ function pass(ctl, round) {
   if (Atomics.add(ctl, PASSED, 1) + 1 === total * round) Atomics.notify(ctl, PASSED);
 }
 
+// Returns the wake-up counts of its waits, summed over the rounds.
 async function syncWaiter(mutex, condition, ctl) {
+  const wakeUps = { woken: 0, futile: 0, handedOff: 0 };
   for (let round = 1; round <= rounds; round++) {
     await roundStarted(round);
     mutex.lock();
     const generation = arrive(ctl, round);
+    const before = native.wakeStats();
     while (Atomics.load(ctl, GENERATION) === generation) condition.wait(mutex);
+    const after = native.wakeStats();
     pass(ctl, round);
     mutex.unlock();
+    for (const key of Object.keys(wakeUps)) wakeUps[key] += after[key] - before[key];
   }
+  return wakeUps;
 }
 
 async function asyncWaiter(mutex, condition, ctl) {
@@ -67,8 +78,9 @@ runWorker(async () => {
   const mutex = new Mutex(mutexLocation);
   const condition = new Condition(conditionLocation);
   const ctl = controlWords(control);
+  let wakeUps = null;
   if (mode === 'sync') {
-    await syncWaiter(mutex, condition, ctl);
+    wakeUps = await syncWaiter(mutex, condition, ctl);
   } else {
     const tasks = [];
     for (let i = 0; i < waiters; i++) tasks.push(asyncWaiter(mutex, condition, ctl));
@@ -77,5 +89,5 @@ runWorker(async () => {
   // off() with the listener itself un-refs the port (removeAllListeners does not), so that the
   // worker can exit.
   parentPort.off('message', onMessage);
-  reportDone({});
+  reportDone({ wakeUps });
 });
