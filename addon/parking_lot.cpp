@@ -73,8 +73,23 @@ std::array<PaddedBucket, kBucketCount>& buckets() {
 std::atomic<parking_lot::FairnessForTesting> fairness_override{
     parking_lot::FairnessForTesting::kTimer};
 
+// Restarts `bucket`'s fairness timer (its lock held), at a random point within
+// kFairnessInterval from `now`, so that buckets do not fall into step.
+void restart_fairness_timer(Bucket& bucket, Clock::time_point now) {
+  // xorshift32, seeded from the bucket's address (any non-zero value will do).
+  std::uint32_t x = bucket.random != 0
+                        ? bucket.random
+                        : static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(&bucket)) | 1;
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  bucket.random = x;
+  const auto interval = std::chrono::duration_cast<Clock::duration>(kFairnessInterval).count();
+  bucket.fair_at = now + Clock::duration(static_cast<Clock::rep>(x % interval));
+}
+
 // Whether an unpark from `bucket` (whose lock the caller holds) is due to be fair; if so the timer
-// restarts, at a random point within kFairnessInterval, so that buckets do not fall into step.
+// restarts.
 bool fair_now(Bucket& bucket) {
   switch (fairness_override.load(std::memory_order_relaxed)) {
     case parking_lot::FairnessForTesting::kAlways:
@@ -86,17 +101,32 @@ bool fair_now(Bucket& bucket) {
   }
   const Clock::time_point now = Clock::now();
   if (now < bucket.fair_at) return false;
-  // xorshift32, seeded from the bucket's address (any non-zero value will do).
-  std::uint32_t x = bucket.random != 0
-                        ? bucket.random
-                        : static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(&bucket)) | 1;
-  x ^= x << 13;
-  x ^= x >> 17;
-  x ^= x << 5;
-  bucket.random = x;
-  const auto interval = std::chrono::duration_cast<Clock::duration>(kFairnessInterval).count();
-  bucket.fair_at = now + Clock::duration(static_cast<Clock::rep>(x % interval));
+  restart_fairness_timer(bucket, now);
   return true;
+}
+
+// Whether `bucket` (its lock held) has no waiter queued, leaving out those of `leaving` (a key
+// whose waiters are being moved away, or nullptr).
+bool idle_but_for(const Bucket& bucket, const void* leaving) {
+  for (const Waiter* w = ParkingLotAccess::head(bucket); w != nullptr;
+       w = ParkingLotAccess::next(*w)) {
+    if (w->address() != leaving) return false;
+  }
+  return true;
+}
+
+// Called as the first waiter joins an idle bucket. Nobody in it has waited for a turn yet, so
+// the time since the last fair unpark owes them nothing: without the restart, the first unpark
+// after a quiet spell would always hand over, for example the mutex that a condition variable's
+// notify_all() has just requeued its waiters onto, while the waiters it woke are running and
+// about to take it. The timer then runs from the first arrival: fairness still comes due within
+// kFairnessInterval of it.
+void start_fairness_timer(Bucket& bucket) {
+  if (fairness_override.load(std::memory_order_relaxed) !=
+      parking_lot::FairnessForTesting::kTimer) {
+    return;
+  }
+  restart_fairness_timer(bucket, Clock::now());
 }
 
 Bucket& bucket_for(const void* address) {
@@ -159,7 +189,9 @@ bool enqueue(const void* address, Waiter& waiter, FunctionRef<bool()> validate,
   Bucket& bucket = bucket_for(address);
   std::lock_guard<std::mutex> guard(bucket.lock);
   if (!validate()) return false;
+  const bool was_idle = ParkingLotAccess::head(bucket) == nullptr;
   ParkingLotAccess::append(bucket, address, waiter, site);
+  if (was_idle) start_fairness_timer(bucket);
   return true;
 }
 
@@ -304,6 +336,7 @@ RequeueResult requeue(const void* from, const void* to,
     ++waiting;
   }
   const RequeueDecision decision = decide(waiting);
+  const bool target_was_idle = idle_but_for(target, &source == &target ? from : nullptr);
   Woken woken;
   RequeueResult result;
   std::size_t to_wake = decision.wake_first;
@@ -323,6 +356,7 @@ RequeueResult requeue(const void* from, const void* to,
     }
     w = next;
   }
+  if (target_was_idle && result.moved > 0) start_fairness_timer(target);
   if (second.owns_lock()) second.unlock();
   first.unlock();
   deliver_all(woken);

@@ -120,10 +120,11 @@ struct UnparkInfo {
   ThreadId thread = kNoThread;  // the dequeued waiter's thread
   // Time for a fair hand-off: the primitive should give what it releases to this waiter directly
   // rather than let running threads barge in. Each bucket keeps a timer that comes due at a
-  // random point within kFairnessInterval of its last fair unpark, so barging (which is what makes
-  // a contended lock fast) is bounded: the waiter at the head of a queue waits about that long
-  // beyond its turn at most. A random per-bucket timer, rather than each waiter's own age, cannot
-  // turn every unlock into a hand-off once all waiters are old (the convoy of a starving lock).
+  // random point within kFairnessInterval of its last fair unpark, or of the arrival of its first
+  // waiter if it had none, so barging (which is what makes a contended lock fast) is bounded: the
+  // waiter at the head of a queue waits about that long beyond its turn at most. A random
+  // per-bucket timer, rather than each waiter's own age, cannot turn every unlock into a hand-off
+  // once all waiters are old (the convoy of a starving lock).
   bool be_fair = false;
 };
 

@@ -144,37 +144,79 @@ TEST(ParkingLotTest, UnparkOneWithNobodyQueuedStillRunsDecide) {
   EXPECT_FALSE(info.unparked);
 }
 
-TEST(ParkingLotTest, UnparkOneIsFairAboutOncePerFairnessInterval) {
+// Unparks the one waiter queued for `word` and returns whether that unpark was due to be fair.
+bool UnparkIsFair(std::int32_t& word) {
+  bool fair = false;
+  const UnparkInfo info = parking_lot::unpark_one(&word, [&](const UnparkInfo& found) {
+    fair = found.be_fair;
+    return WakeToken{0};
+  });
+  EXPECT_TRUE(info.unparked);
+  return fair;
+}
+
+TEST(ParkingLotTest, UnparkOneIsFairAboutOncePerFairnessIntervalOfWaiting) {
   alignas(4) std::int32_t word = 0;
-  const auto unpark_is_fair = [&] {
+  // Queues a waiter (in an idle bucket: the previous one has been unparked), leaves it queued
+  // for `waited`, and unparks it.
+  const auto unpark_is_fair = [&](Clock::duration waited) {
     RecordingWaiter waiter(/*thread=*/7);
     EXPECT_TRUE(parking_lot::enqueue(&word, waiter, [] { return true; }));
-    bool fair = false;
-    const UnparkInfo info = parking_lot::unpark_one(&word, [&](const UnparkInfo& found) {
-      fair = found.be_fair;
-      return WakeToken{0};
-    });
-    EXPECT_TRUE(info.unparked);
-    EXPECT_EQ(info.thread, 7);
-    return fair;
+    if (waited > Clock::duration::zero()) std::this_thread::sleep_for(waited);
+    return UnparkIsFair(word);
   };
-  // Once the timer is due, one unpark is fair and restarts it; those right after are not (the
-  // timer runs for at most kFairnessInterval, so this could only fail on a stall that long).
-  std::this_thread::sleep_for(2 * kFairnessInterval);
-  EXPECT_TRUE(unpark_is_fair());
+  // A waiter queued for longer than the timer runs is handed over; the unparks right after are
+  // not (the timer restarts, for at most kFairnessInterval, so this could only fail on a stall
+  // that long).
+  EXPECT_TRUE(unpark_is_fair(2 * kFairnessInterval));
   int fair_in_a_row = 0;
-  while (unpark_is_fair()) ++fair_in_a_row;
+  while (unpark_is_fair(Clock::duration::zero())) ++fair_in_a_row;
   EXPECT_LT(fair_in_a_row, 3);
-  std::this_thread::sleep_for(2 * kFairnessInterval);
-  EXPECT_TRUE(unpark_is_fair());
+  EXPECT_TRUE(unpark_is_fair(2 * kFairnessInterval));
   {
     const testing::FairnessOverride never(parking_lot::FairnessForTesting::kNever);
-    std::this_thread::sleep_for(2 * kFairnessInterval);
-    EXPECT_FALSE(unpark_is_fair());
+    EXPECT_FALSE(unpark_is_fair(2 * kFairnessInterval));
   }
   const testing::FairnessOverride always(parking_lot::FairnessForTesting::kAlways);
-  EXPECT_TRUE(unpark_is_fair());
-  EXPECT_TRUE(unpark_is_fair());
+  EXPECT_TRUE(unpark_is_fair(Clock::duration::zero()));
+  EXPECT_TRUE(unpark_is_fair(Clock::duration::zero()));
+}
+
+// A quiet spell owes nobody a turn: the timer starts over when a waiter joins an idle bucket,
+// whether it parks there or is requeued there, so an unpark right after is due to be fair only
+// if the restarted timer drew a time shorter than the gap (rarely: the draw is uniform over
+// kFairnessInterval). Before, every one of these unparks came after a due timer and was fair.
+TEST(ParkingLotTest, TheFirstWaiterAfterAQuietSpellIsNotHandedOverAtOnce) {
+  constexpr int kTries = 20;
+  alignas(4) std::int32_t word = 0;
+  alignas(4) std::int32_t condition = 0;
+  int fair_after_park = 0;
+  int fair_after_requeue = 0;
+  for (int i = 0; i < kTries; ++i) {
+    std::this_thread::sleep_for(2 * kFairnessInterval);
+    {
+      RecordingWaiter waiter(/*thread=*/7);
+      ASSERT_TRUE(parking_lot::enqueue(&word, waiter, [] { return true; }));
+      fair_after_park += UnparkIsFair(word) ? 1 : 0;
+    }
+    std::this_thread::sleep_for(2 * kFairnessInterval);
+    {
+      RecordingWaiter waiter(/*thread=*/7);
+      ASSERT_TRUE(parking_lot::enqueue(&condition, waiter, [] { return true; }));
+      // Left queued past the interval on the condition: that wait is not a wait for `word`.
+      std::this_thread::sleep_for(2 * kFairnessInterval);
+      const parking_lot::RequeueResult result = parking_lot::requeue(
+          &condition, &word,
+          [](std::size_t) {
+            return parking_lot::RequeueDecision{true, 0, nullptr};
+          },
+          [](std::int64_t) { return true; });
+      ASSERT_EQ(result.moved, 1u);
+      fair_after_requeue += UnparkIsFair(word) ? 1 : 0;
+    }
+  }
+  EXPECT_LE(fair_after_park, kTries / 4);
+  EXPECT_LE(fair_after_requeue, kTries / 4);
 }
 
 TEST(ParkingLotTest, UnparkSomeWakesAtMostCountInArrivalOrderWithTheToken) {
