@@ -11,7 +11,8 @@
 // releases the mutex, and the time is taken until every waiter has passed through the mutex
 // (each does counter++ under it). Reported: the median over the rounds of one run, and for
 // blocked waiters (sync) how many wake-ups per round were futile (the woken waiter found the mutex
-// taken and parked on it again) among those that competed for the mutex.
+// taken and parked on it again) among those that competed for the mutex, and how many waiters
+// were handed the mutex while still asleep (a fairness hand-off: the mutex waits for them).
 const { Mutex, Condition } = require('../../lib');
 const { CONTROL, createControl, controlWords } = require('../support/control');
 const { startWorkers, until } = require('../support/workers');
@@ -44,6 +45,7 @@ module.exports = {
     { key: 'perWaiterUs', label: 'µs per waiter', better: 'lower', digits: 2 },
     { key: 'wokenPerRound', label: 'woken to compete per round', better: 'lower', digits: 1 },
     { key: 'futilePerRound', label: 'futile wake-ups per round', better: 'lower', digits: 2 },
+    { key: 'handedOffPerRound', label: 'handed the mutex asleep per round', better: 'lower', digits: 2 },
   ],
   baselines: ['notify-one'],
   timeLimitMs: () => 90_000,
@@ -96,6 +98,7 @@ module.exports = {
       const sum = (key) => group.results.reduce((acc, r) => acc + r.wakeUps[key], 0);
       metrics.wokenPerRound = sum('woken') / rounds;
       metrics.futilePerRound = sum('futile') / rounds;
+      metrics.handedOffPerRound = sum('handedOff') / rounds;
     }
     return { metrics };
   },
