@@ -126,8 +126,13 @@ std::size_t ConditionWord::notify_all() noexcept {
           // turn, its running tasks barging. Moved, each would be resumed by an unlock in turn
           // and leave the mutex idle until its thread's event loop got to it: one cross-thread
           // latency after another (8 workers x 16 waiters: 1.4-1.9x the time of waking all).
-          parking_lot::RequeueDecision decision{mutex.mark_parked_if_locked(), kNotified,
-                                                &MutexWord::kWaitSite, kWakeFirstOnRequeue,
+          // With no more waiters than are woken first, nobody would be moved: they are all
+          // woken as notify_one() each would, leaving the mutex unmarked, so that neither the
+          // notifier's unlock nor theirs goes through the slow path for waiters that are not
+          // there.
+          const bool move = waiting > kWakeFirstOnRequeue && mutex.mark_parked_if_locked();
+          parking_lot::RequeueDecision decision{move, kNotified, &MutexWord::kWaitSite,
+                                                kWakeFirstOnRequeue,
                                                 MutexWord::kReleasedWithMoreWaiters};
           decision.wake_asynchronous = true;
           return decision;

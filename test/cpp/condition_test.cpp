@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "mutex.h"
 #include "test_support.h"
@@ -117,6 +119,65 @@ TEST(ConditionTest, NotifyAllWhileHoldingTheMutexWakesTheOldestFewAndRequeuesThe
   EXPECT_EQ(overlap.load(), 0);
   EXPECT_EQ(s.mutex_word, MutexWord::kUnlocked);
   EXPECT_EQ(parking_lot::queued_count(&s.mutex_word), 0u);
+}
+
+// A blocked waiter's place in the queues, without its thread: it records the tokens it is woken
+// with, so that what notify_all() decides can be checked without racing the woken threads.
+class BlockedWaiterStandIn final : public Waiter {
+ public:
+  explicit BlockedWaiterStandIn(MutexWord mutex)
+      : Waiter(current_thread_id(), Clock::now(), ConditionWord::request_for(mutex),
+               /*blocking=*/true) {}
+  ~BlockedWaiterStandIn() override { parking_lot::cancel(*this); }
+  void on_unparked(WakeToken token) noexcept override { tokens.push_back(token); }
+  std::vector<WakeToken> tokens;  // woken on this thread: notify_all() delivers synchronously
+};
+
+TEST(ConditionTest, NotifyAllWithNoMoreWaitersThanItWakesFirstWakesThemAsNotifyOneWould) {
+  Shared s;
+  const ThreadId self = current_thread_id();
+  ASSERT_EQ(s.mutex().lock(self), MutexWord::LockStatus::kAcquired);
+  std::vector<std::unique_ptr<BlockedWaiterStandIn>> waiters;
+  for (std::size_t i = 0; i < ConditionWord::kWakeFirstOnRequeue; ++i) {
+    waiters.push_back(std::make_unique<BlockedWaiterStandIn>(s.mutex()));
+    s.condition().enqueue(*waiters.back());
+  }
+  EXPECT_EQ(s.condition().notify_all(), ConditionWord::kWakeFirstOnRequeue);
+  for (const auto& waiter : waiters) {
+    EXPECT_EQ(waiter->tokens, std::vector<WakeToken>{ConditionWord::kNotified});
+  }
+  // Nobody was moved onto the mutex, so it is not marked as having waiters: the unlock below is
+  // the plain one.
+  EXPECT_EQ(parking_lot::queued_count(&s.mutex_word), 0u);
+  EXPECT_EQ(MutexWord::state_of(s.mutex_word), MutexWord::kLocked);
+  EXPECT_EQ(s.mutex().unlock(self), MutexWord::UnlockStatus::kUnlocked);
+}
+
+TEST(ConditionTest, NotifyAllWithMoreWaitersWakesTheOldestFewAsReleasedAndMovesTheRest) {
+  Shared s;
+  constexpr std::size_t kMoved = 2;
+  const ThreadId self = current_thread_id();
+  ASSERT_EQ(s.mutex().lock(self), MutexWord::LockStatus::kAcquired);
+  std::vector<std::unique_ptr<BlockedWaiterStandIn>> waiters;
+  for (std::size_t i = 0; i < ConditionWord::kWakeFirstOnRequeue + kMoved; ++i) {
+    waiters.push_back(std::make_unique<BlockedWaiterStandIn>(s.mutex()));
+    s.condition().enqueue(*waiters.back());
+  }
+  EXPECT_EQ(s.condition().notify_all(), ConditionWord::kWakeFirstOnRequeue + kMoved);
+  for (std::size_t i = 0; i < waiters.size(); ++i) {
+    const std::vector<WakeToken> expected =
+        i < ConditionWord::kWakeFirstOnRequeue
+            ? std::vector<WakeToken>{MutexWord::kReleasedWithMoreWaiters}
+            : std::vector<WakeToken>{};
+    EXPECT_EQ(waiters[i]->tokens, expected) << "waiter " << i;
+  }
+  EXPECT_EQ(parking_lot::queued_count(&s.mutex_word), kMoved);
+  EXPECT_EQ(MutexWord::state_of(s.mutex_word), MutexWord::kLockedParked);
+  // The unlock wakes the oldest of those moved (or hands it the mutex, if fairness is due).
+  EXPECT_EQ(s.mutex().unlock(self), MutexWord::UnlockStatus::kUnlocked);
+  EXPECT_EQ(waiters[ConditionWord::kWakeFirstOnRequeue]->tokens.size(), 1u);
+  EXPECT_EQ(parking_lot::queued_count(&s.mutex_word), kMoved - 1);
+  s.mutex_word = MutexWord::kUnlocked;  // nobody runs to take what the stand-in was handed
 }
 
 TEST(ConditionTest, NotifyAllWithTheMutexFreeWakesEveryWaiter) {
