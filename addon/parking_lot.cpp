@@ -122,10 +122,6 @@ bool idle_but_for(const Bucket& bucket, const void* leaving) {
 // about to take it. The timer then runs from the first arrival: fairness still comes due within
 // kFairnessInterval of it.
 void start_fairness_timer(Bucket& bucket) {
-  if (fairness_override.load(std::memory_order_relaxed) !=
-      parking_lot::FairnessForTesting::kTimer) {
-    return;
-  }
   restart_fairness_timer(bucket, Clock::now());
 }
 
