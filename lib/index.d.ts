@@ -77,7 +77,9 @@ export class Mutex implements SharedLocation {
   readonly byteOffset: number;
   /**
    * Blocks this thread until it holds the mutex. Throws ERR_PARKLOCK_DEADLOCK if it already does,
-   * and OwnerDiedError (holding the mutex) if its previous owner ended while holding it.
+   * and OwnerDiedError (holding the mutex) if its previous owner ended while holding it. Returns
+   * the previous acquisition's guard again if nothing has released through it (unlock() did),
+   * else a new one; lockAsync() resolves to a guard by the same rule.
    */
   lock(): Guard;
   /** Takes the mutex if free within timeoutMs (default 0: only if free now). Throws OwnerDiedError as lock(). */
@@ -292,6 +294,8 @@ export class RWLock implements SharedLocation {
    * Blocks until this thread holds the write lock. Throws ERR_PARKLOCK_DEADLOCK if it already does
    * (also when its own pending lockAsync() is granted the lock while it blocks), and
    * OwnerDiedError (holding the write lock) if the previous writer ended while holding it.
+   * Returns the previous write acquisition's guard again if nothing has released through it, as
+   * Mutex does (lockAsync() too).
    */
   lock(): Guard;
   /** Takes the write lock if granted within timeoutMs (default 0: only if free now). Throws as lock(). */

@@ -92,6 +92,15 @@ class RWLock {
   #handle;
   // What a read guard releases: the guard calls unlock() on it.
   #readHold;
+  // The guard lock() and lockAsync() return, kept until something releases through it, as Mutex
+  // keeps its own (mutex.js): a thread holds the write lock at most once.
+  #writeGuard;
+  #writeGuardRelease = {
+    unlock: () => {
+      this.#writeGuard = undefined;
+      this.unlock();
+    },
+  };
   // What the guard of an upgradable read lock releases: whatever that hold has become (the write
   // lock after upgrade(), a read lock after upgrade() and downgrade()).
   #upgradableHold;
@@ -152,7 +161,7 @@ class RWLock {
   // Blocks this thread until it holds the write lock; returns a guard that unlocks it.
   lock() {
     if (!this.#tryLockNow()) this.#lockSlow(Infinity);
-    return new Guard(this);
+    return (this.#writeGuard ??= new Guard(this.#writeGuardRelease));
   }
 
   // Takes the write lock if it is granted within timeoutMs (0: only if free now); true if taken.
@@ -169,13 +178,14 @@ class RWLock {
     const { timeout, signal } = validateAsyncOptions(options);
     // The signal is checked before the CAS: an already-aborted signal must not take the lock.
     if (!isAborted(signal) && this.#tryLockNow()) {
-      return Promise.resolve(new Guard(this));
+      return Promise.resolve((this.#writeGuard ??= new Guard(this.#writeGuardRelease)));
     }
     return waitAsync(
       this,
       (record) => native.rwlockLockAsync(this.#native, record),
       { timeout, signal },
-      (settlement) => this.#acquired(settlement, this) && new Guard(this),
+      (settlement) =>
+        this.#acquired(settlement, this) && (this.#writeGuard ??= new Guard(this.#writeGuardRelease)),
     );
   }
 

@@ -440,6 +440,44 @@ describe('guards', () => {
     assertClean(m);
   });
 
+  it('lock() and lockAsync() hand out again a guard that nothing has released through; never a released one', { timeout: 30_000 }, async () => {
+    // A thread holds the mutex at most once, so the guard of an acquisition that m.unlock() ended
+    // can only reach that same unlock(): code that ignores its guards allocates one, not one per lock().
+    const m = new Mutex();
+    const first = m.lock();
+    m.unlock();
+    const second = m.lock();
+    assert.strictEqual(second, first);
+    assert.equal(second.released, false);
+    second.unlock();
+    assert.equal(m.isLocked, false);
+    const third = m.lock();
+    assert.notStrictEqual(third, first, 'released through itself: never handed out again');
+    first.unlock(); // released already: does nothing
+    assert.equal(m.isHeldByCurrentThread, true);
+    m.unlock();
+    // A guard whose release was refused (the mutex was unlocked behind its back) is spent too.
+    assert.throws(() => third.unlock(), { code: 'ERR_PARKLOCK_NOT_OWNER' });
+    const fourth = m.lock();
+    assert.notStrictEqual(fourth, third);
+    m.unlock();
+    // lockAsync() follows the same rule, at once or after a wait.
+    assert.strictEqual(await m.lockAsync(), fourth);
+    m.unlock();
+    const agent = await startAgent(m);
+    await agent.call('lock');
+    const waiting = m.lockAsync({ signal: testSignal() });
+    assert.equal(queued(m), 1);
+    await agent.call('unlock');
+    const handed = await withinLimit(waiting, 'lockAsync after the worker unlocked');
+    assert.strictEqual(handed, fourth, 'after a wait too');
+    handed.unlock();
+    const fifth = await m.lockAsync();
+    assert.notStrictEqual(fifth, fourth);
+    fifth.unlock();
+    assertClean(m);
+  });
+
   it('unlocking the mutex directly does not mark the guard released, and the guard then throws', () => {
     // The guard releases what it holds exactly once; if the lock was released behind its back,
     // its own release is an unlock by a non-holder.

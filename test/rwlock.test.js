@@ -292,6 +292,36 @@ describe('RWLock on one thread', () => {
     assertFree(rw);
   });
 
+  it('lock() and lockAsync() hand out again a write guard that nothing has released through; never a released one', async () => {
+    // As Mutex: a thread holds the write lock at most once. Read guards are always new (a thread
+    // may hold several read locks at once, each released once).
+    const rw = new RWLock();
+    const first = rw.lock();
+    rw.unlock();
+    assert.strictEqual(rw.lock(), first);
+    first.unlock();
+    const second = rw.lock();
+    assert.notStrictEqual(second, first);
+    first.unlock(); // released already: does nothing
+    assert.equal(rw.isWriteLockedByCurrentThread, true);
+    rw.downgrade();
+    rw.unlockShared();
+    assert.strictEqual(rw.lock(), second, 'the write hold that downgrade() ended');
+    second[Symbol.dispose]();
+    assertFree(rw);
+    const third = await rw.lockAsync();
+    assert.notStrictEqual(third, second);
+    rw.unlock();
+    assert.strictEqual(await rw.lockAsync(), third);
+    third.unlock();
+    assertFree(rw);
+    const reads = [rw.lockShared(), rw.lockShared()];
+    assert.notStrictEqual(reads[0], reads[1]);
+    reads[0].unlock();
+    reads[1].unlock();
+    assertFree(rw);
+  });
+
   it('read locks are counted, exclude a writer, and their guards release one hold each', () => {
     const rw = new RWLock();
     const guards = [rw.lockShared(), rw.lockShared()];
