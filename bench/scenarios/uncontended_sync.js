@@ -1,6 +1,6 @@
 'use strict';
 // (1) Uncontended sync lock + unlock on one thread, in a tight loop: the cost of the fast paths
-// alone (for parklock: one CAS to lock, one to unlock, plus the Guard that lock() returns).
+// alone (for parklock: one CAS to lock, one to unlock, and the guard that lock() hands out again).
 const { implementation } = require('../support/implementations');
 const { min } = require('../support/stats');
 const { checkCount } = require('../support/check');
