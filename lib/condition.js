@@ -9,7 +9,7 @@ const { traceBlocking } = require('./diagnostics');
 const { attach, defineLocation, defineSize } = require('./shared_memory');
 const { waitAsync, cancelPendingWaits } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
-const { handleOf, isMutex } = require('./mutex');
+const { handleForWait, isMutex } = require('./mutex');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
 const { invalidArgType, lockError } = require('./errors');
 const { rejectingMethods } = require('./promise_form');
@@ -35,7 +35,7 @@ const CONDITION = vocabulary({
 function heldMutexHandle(mutex) {
   if (!isMutex(mutex)) throw invalidArgType('mutex', 'an instance of Mutex', mutex);
   if (!mutex.isHeldByCurrentThread) throw lockError('ERR_PARKLOCK_NOT_OWNER', NOT_OWNER);
-  return handleOf(mutex);
+  return handleForWait(mutex);
 }
 
 // Called by every constructor; primes this thread's contended paths the first time (prime.js).

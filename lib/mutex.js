@@ -42,10 +42,10 @@ function ownedByMe(word) {
   return word !== UNLOCKED && ownerOf(word) === threadId;
 }
 
-// The addon's handle of a Mutex's word, for the other primitives of this package (Condition), and
-// whether a value is a Mutex: a brand check, which unlike instanceof neither runs a Proxy's traps
-// nor accepts an object made from Mutex.prototype.
-let handleOf;
+// The addon's handle of a Mutex's word, for a Condition wait about to release the mutex and take
+// it again, and whether a value is a Mutex: a brand check, which unlike instanceof neither runs a
+// Proxy's traps nor accepts an object made from Mutex.prototype.
+let handleForWait;
 let isMutex;
 // Called by every constructor; primes this thread's contended paths the first time (prime.js).
 let prime;
@@ -54,11 +54,11 @@ class Mutex {
   #word;
   // The addon's handle of #word, made the first time this instance needs the addon.
   #handle;
-  // The guard lock() and lockAsync() return, kept until something releases through it. A thread
-  // holds the mutex at most once, so a kept guard outlives only acquisitions that unlock() ended,
-  // and its holder can reach nothing through it but that same unlock(). Handing it out again
-  // spares an allocation per acquisition, which code V8 has not optimized yet pays for dearly
-  // (the burst benchmark).
+  // The guard lock() and lockAsync() return, kept until something releases through it or a
+  // Condition wait releases the mutex (handleForWait). A thread holds the mutex at most once, so a
+  // kept guard outlives only acquisitions that unlock() ended, and its holder can reach nothing
+  // through it but that same unlock(). Handing it out again spares an allocation per acquisition,
+  // which code V8 has not optimized yet pays for dearly (the burst benchmark).
   #guard;
   // What #guard releases: the mutex, after forgetting #guard (a released guard is never reused).
   #guardRelease = {
@@ -69,7 +69,13 @@ class Mutex {
   };
 
   static {
-    handleOf = (mutex) => mutex.#native;
+    handleForWait = (mutex) => {
+      // The hold the wait releases is taken again for the same holder, who may still release it
+      // through the kept guard: another acquisition meanwhile (an async task of this thread) must
+      // not be handed that guard too.
+      mutex.#guard = undefined;
+      return mutex.#native;
+    };
     isMutex = (value) => value !== null && typeof value === 'object' && #word in value;
   }
 
@@ -248,4 +254,4 @@ class Mutex {
 defineSize(Mutex, layout);
 rejectingMethods(Mutex.prototype, 'lockAsync', 'waitForUnlock');
 
-module.exports = { Mutex, AsyncLock: Mutex, TimeoutError, OwnerDiedError, handleOf, isMutex };
+module.exports = { Mutex, AsyncLock: Mutex, TimeoutError, OwnerDiedError, handleForWait, isMutex };

@@ -134,6 +134,31 @@ describe('Condition#waitAsync()', () => {
     assert.equal(result, false);
     m.unlock();
   });
+
+  it('a guard held across the wait still releases the hold it resumes with, whatever other tasks of the thread took meanwhile', async () => {
+    // The mutex hands out its guard again while nothing has released through it (mutex.js); the
+    // wait releases the mutex without doing so, and the waiter's guard must stay its own.
+    const c = new Condition();
+    const m = new Mutex();
+    const guard = m.lock();
+    const waiting = c.waitAsync(m);
+    const meanwhile = m.lock(); // another task of this thread, while the waiter waits
+    assert.notStrictEqual(meanwhile, guard, 'the waiter still holds its guard');
+    c.notifyAll();
+    meanwhile.unlock();
+    assert.equal(await withinLimit(waiting, 'the notified wait'), true);
+    assert.equal(m.isHeldByCurrentThread, true);
+    assert.equal(guard.released, false);
+    guard.unlock();
+    assert.equal(m.isLocked, false, "the waiter's guard released the hold it resumed with");
+    assertClean(m);
+    // The blocking form leaves the guard to its holder the same way.
+    const blocking = m.lock();
+    assert.equal(c.wait(m, 1), false);
+    blocking.unlock();
+    assert.equal(m.isLocked, false);
+    assertClean(m);
+  });
 });
 
 describe('Condition#notifyOne() / notifyAll()', () => {
