@@ -102,6 +102,31 @@ describe('Mutex owner death: the next lock() reports it', () => {
     rejected.guard.unlock();
     assertClean(mutex);
   });
+  it('a guard this thread kept from an earlier hold stays apart from the OwnerDiedError\'s', { timeout: 30_000 }, async () => {
+    // lock() hands out again a guard nothing has released through (mutex.js); the death's report
+    // brings a guard of its own, and neither releases the other's hold.
+    for (const form of ['lock', 'lockAsync']) {
+      const mutex = new Mutex();
+      const kept = mutex.lock();
+      mutex.unlock(); // behind the guard's back: it is kept for the next acquisition
+      const { threadId, ended } = await holdAndEnd(mutex, 'sync', 'terminate');
+      await withinLimit(ended, 'the worker to end');
+      let error;
+      try {
+        await mutex[form]();
+      } catch (e) {
+        error = e;
+      }
+      assertOwnerDied(error, threadId);
+      assert.notStrictEqual(error.guard, kept, form);
+      error.guard.unlock();
+      assert.equal(mutex.isLocked, false, form);
+      assert.strictEqual(mutex.lock(), kept, `${form}: an ordinary lock from then on`);
+      kept.unlock();
+      assert.equal(kept.released, true);
+      assertClean(mutex);
+    }
+  });
 });
 
 describe('Mutex owner death: waiters queued before the death are served', () => {
