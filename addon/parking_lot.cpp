@@ -73,6 +73,8 @@ std::array<PaddedBucket, kBucketCount>& buckets() {
 std::atomic<parking_lot::FairnessForTesting> fairness_override{
     parking_lot::FairnessForTesting::kTimer};
 
+std::atomic<void (*)()> grant_step_hook{nullptr};
+
 // Restarts `bucket`'s fairness timer (its lock held), at a random point within
 // kFairnessInterval from `now`, so that buckets do not fall into step.
 void restart_fairness_timer(Bucket& bucket, Clock::time_point now) {
@@ -169,6 +171,7 @@ void run_grant(Bucket& bucket, const void* key, const parking_lot::Grant& grant,
       w = next;
     }
   }
+  if (auto* hook = grant_step_hook.load(std::memory_order_relaxed)) hook();
   grant.finish(w == nullptr);
 }
 
@@ -362,6 +365,10 @@ RequeueResult requeue(const void* from, const void* to,
 
 void set_fairness_for_testing(FairnessForTesting fairness) noexcept {
   fairness_override.store(fairness, std::memory_order_relaxed);
+}
+
+void set_grant_step_hook_for_testing(void (*hook)()) noexcept {
+  grant_step_hook.store(hook, std::memory_order_relaxed);
 }
 
 std::size_t queued_count(const void* address) {

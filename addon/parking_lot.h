@@ -244,6 +244,11 @@ RequeueResult requeue(const void* from, const void* to,
 enum class FairnessForTesting { kTimer, kAlways, kNever };
 void set_fairness_for_testing(FairnessForTesting fairness) noexcept;
 
+// Runs `hook` in every grant step (unpark_filter(), a departing waiter's Grant) between its
+// offers and its finish, under the bucket lock, process-wide: for tests that must change a word
+// there, as another thread's fast path may. nullptr (the default) runs nothing.
+void set_grant_step_hook_for_testing(void (*hook)()) noexcept;
+
 // How many waiters are queued for `key` (a snapshot: for tests and diagnostics).
 std::size_t queued_count(const void* key);
 

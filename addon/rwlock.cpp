@@ -207,17 +207,24 @@ RwLockWords::UnlockStatus RwLockWords::unlock_shared_slow() noexcept {
 }
 
 void RwLockWords::release_and_grant(std::int32_t released, ThreadId ended) noexcept {
-  with_release_grant(released, ended, [this](const parking_lot::Grant& grant) {
+  const auto unpark = [this](const parking_lot::Grant& grant) {
     parking_lot::unpark_filter(address(), grant);
-  });
+  };
+  while (!with_release_grant(released, ended, unpark)) {
+  }
 }
 
-void RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
+bool RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
                                      FunctionRef<void(const parking_lot::Grant&)> run) noexcept {
   // Decisions are taken on the word as first read under the bucket lock. With waiters queued the
-  // parked bit is set, so the only concurrent change is a reader that is not the last releasing
-  // on the fast path: the word only loses readers, which never makes a refused grant grantable
-  // without another release coming here. The final update re-reads the word for the same reason.
+  // parked bit is set, so the only concurrent change is a plain reader releasing on the fast
+  // path, which it does only while it is not the last reader: the word only loses readers, and
+  // the final update re-reads it. That can undo a decision in one case. The caller's own hold is
+  // still counted while the step decides, so every other reader may leave on the fast path
+  // meanwhile; the writer at the head, refused beside them, would then be left queued behind a
+  // free lock (the word "parked" alone, corrupt) with nobody to release it. Rather than that, the
+  // step changes nothing and reports it: the caller, still holding what it was releasing, runs it
+  // again, on a word whose other readers are gone.
   std::optional<std::uint32_t> free_of_us;  // the state without the parked bit and `released`
   std::uint32_t granted_readers = 0;        // the upgradable reader included
   ThreadId granted_writer = kNoThread;
@@ -265,18 +272,26 @@ void RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
     granted_writer = static_cast<ThreadId>(request);
     return token;
   };
+  bool stale = false;
   const auto finish = [&](bool queue_empty) {
+    const bool granted = granted_readers != 0 || granted_writer != kNoThread;
     // A recovery that granted nothing (the waiters left meanwhile) must not free the lock: the
     // write hold stays the ended writer's, to be taken over by the next thread that wants it.
-    const bool keep_ended =
-        ended != kNoThread && granted_readers == 0 && granted_writer == kNoThread;
+    const bool keep_ended = ended != kNoThread && !granted;
+    // Whether the waiters were refused on account of holders that are gone now.
+    const bool refused_for_nothing = !granted && !keep_ended && !queue_empty && released != 0 &&
+                                     free_of_us.has_value() && *free_of_us != 0;
+    std::int32_t seen = state().load(std::memory_order_relaxed);
     // The writer bit stays set (or goes from readers to writer) in one step with this store, and
     // the owner word is written before it: no other writer can be between.
     if (granted_writer != kNoThread) owner().store(granted_writer, std::memory_order_relaxed);
     if (granted_upgrader != kNoThread) owner().store(granted_upgrader, std::memory_order_relaxed);
     if (keep_ended) owner().store(ended, std::memory_order_relaxed);
-    std::int32_t seen = state().load(std::memory_order_relaxed);
     for (;;) {
+      if (refused_for_nothing && without_us(seen) == 0) {
+        stale = true;
+        return;
+      }
       std::uint32_t next = without_us(seen) + (granted_readers << kReaderShift);
       if (granted_writer != kNoThread || keep_ended) next |= kWriter;
       if (granted_upgrader != kNoThread) next |= kUpgradable;
@@ -289,6 +304,7 @@ void RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
   };
   const FunctionRef<std::optional<WakeToken>(std::int64_t)> offer = grant;
   run(parking_lot::Grant{&offer, finish});
+  return !stale;
 }
 
 AsyncStep RwLockWords::lock_or_enqueue(Waiter& waiter, ThreadId* ended_owner) {

@@ -42,7 +42,9 @@
 //     owner word is set for it too). The state word is updated for them before they wake, and
 //     the parked bit is kept exactly when waiters remain. Waking is therefore never a race to
 //     re-acquire: every wake-up is a grant (kGrantedShared / kGrantedExclusive /
-//     kGrantedUpgradable).
+//     kGrantedUpgradable). Its own hold still counts while such a release decides, so the other
+//     readers may all leave on the fast path meanwhile; where that would leave the lock free
+//     with its waiters refused, the release takes no effect and decides again.
 //   - A waiter that leaves the queue without a grant (timeout, interrupt, cancelled async wait)
 //     runs the same grant step with nothing released, in the critical section of its departure
 //     (parking_lot::Grant): it clears a parked bit nobody needs any more
@@ -438,8 +440,10 @@ class RwLockWords {
   // nothing is granted the write hold stays, with the owner word naming `ended` again.
   void release_and_grant(std::int32_t released, ThreadId ended = kNoThread) noexcept;
   // The grant step of release_and_grant(), handed to `run`, which must run it under the bucket
-  // lock (parking_lot::unpark_filter, or a departing waiter's on_leave) at most once.
-  void with_release_grant(std::int32_t released, ThreadId ended,
+  // lock (parking_lot::unpark_filter, or a departing waiter's on_leave) at most once. False if
+  // the step gave nothing back because its decisions went stale (see the definition): the caller
+  // still holds `released` and runs the step again. Never false when `released` is 0.
+  bool with_release_grant(std::int32_t released, ThreadId ended,
                           FunctionRef<void(const parking_lot::Grant&)> run) noexcept;
 
   std::int32_t* words_;

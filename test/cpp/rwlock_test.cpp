@@ -598,6 +598,34 @@ TEST_F(RwLockWordsTest, InterruptedWaiterThatWasGrantedTheLockPassesItOn) {
   ExpectClean();
 }
 
+TEST_F(RwLockWordsTest, ReleaseGrantsWhatOtherReadersLeavingMeanwhileMadeGrantable) {
+  // A release decides its grants while its own hold is still counted, so the other readers, not
+  // being the last, may leave on the fast path before it writes the word: the writer it refused
+  // beside them must not be left queued behind a free lock (nor the word read "parked" alone).
+  ASSERT_EQ(lock_.lock_upgradable(self_), LockStatus::kAcquired);
+  ASSERT_TRUE(lock_.try_lock_shared()) << "another reader beside the upgradable one";
+  LockStatus writer = LockStatus::kCorrupt;
+  ThreadGroup threads;
+  threads.Start([&] {
+    const ThreadId me = current_thread_id();
+    writer = lock_.lock(me, HangGuard());
+    if (writer == LockStatus::kAcquired) EXPECT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
+  });
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
+  ASSERT_EQ(state(), kU | kP | Readers(2));
+
+  bool left = false;
+  {
+    const testing::OnceInNextGrantStep other_reader_leaves(
+        [&] { left = lock_.unlock_shared() == UnlockStatus::kUnlocked; });
+    ASSERT_EQ(lock_.unlock_upgradable(self_), UnlockStatus::kUnlocked);
+  }
+  EXPECT_TRUE(left) << "the other reader left on the fast path during the release";
+  threads.JoinOrAbort();
+  EXPECT_EQ(writer, LockStatus::kAcquired) << "the refused writer was granted the lock";
+  ExpectClean();
+}
+
 TEST_F(RwLockWordsTest, TimeoutsAndInterruptsRacingReleasesNeverStrandAWaiter) {
   // Readers and writers that give up (deadline or interrupt) while releases grant them the lock
   // must pass every grant on; one swallowed would leave a plain locker asleep for good.

@@ -41,6 +41,34 @@ class FairnessOverride {
   FairnessOverride& operator=(const FairnessOverride&) = delete;
 };
 
+// Runs `action` once, in the next grant step of the parking lot (between a primitive's grant
+// decisions and its final update, under the bucket lock), for the lifetime of the scope: what
+// another thread's fast path might do at that instant. `action` must not wait on the lot.
+class OnceInNextGrantStep {
+ public:
+  explicit OnceInNextGrantStep(std::function<void()> action) {
+    pending() = std::move(action);
+    parking_lot::set_grant_step_hook_for_testing(&Run);
+  }
+  ~OnceInNextGrantStep() {
+    parking_lot::set_grant_step_hook_for_testing(nullptr);
+    pending() = nullptr;
+  }
+  OnceInNextGrantStep(const OnceInNextGrantStep&) = delete;
+  OnceInNextGrantStep& operator=(const OnceInNextGrantStep&) = delete;
+
+ private:
+  static std::function<void()>& pending() {
+    static std::function<void()> action;
+    return action;
+  }
+  static void Run() {
+    parking_lot::set_grant_step_hook_for_testing(nullptr);
+    const std::function<void()> action = std::exchange(pending(), nullptr);
+    if (action) action();
+  }
+};
+
 // Runs `f` with `interrupt` (null: none) as the calling thread's interrupt, as the binding runs
 // every blocking call of a Node thread.
 template <typename F>
