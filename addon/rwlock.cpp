@@ -281,12 +281,12 @@ bool RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
     // Whether the waiters were refused on account of holders that are gone now.
     const bool refused_for_nothing = !granted && !keep_ended && !queue_empty && released != 0 &&
                                      free_of_us.has_value() && *free_of_us != 0;
-    std::int32_t seen = state().load(std::memory_order_relaxed);
     // The writer bit stays set (or goes from readers to writer) in one step with this store, and
     // the owner word is written before it: no other writer can be between.
     if (granted_writer != kNoThread) owner().store(granted_writer, std::memory_order_relaxed);
     if (granted_upgrader != kNoThread) owner().store(granted_upgrader, std::memory_order_relaxed);
     if (keep_ended) owner().store(ended, std::memory_order_relaxed);
+    std::int32_t seen = state().load(std::memory_order_relaxed);
     for (;;) {
       if (refused_for_nothing && without_us(seen) == 0) {
         stale = true;

@@ -626,6 +626,29 @@ TEST_F(RwLockWordsTest, ReleaseGrantsWhatOtherReadersLeavingMeanwhileMadeGrantab
   ExpectClean();
 }
 
+TEST_F(RwLockWordsTest, ReleaseGrantsAPromiseWriterWhatOtherReadersLeavingMeanwhileMadeGrantable) {
+  // The same race with the writer queued as the binding queues lockAsync(): the grant reaches it.
+  ASSERT_EQ(lock_.lock_upgradable(self_), LockStatus::kAcquired);
+  ASSERT_TRUE(lock_.try_lock_shared()) << "another reader beside the upgradable one";
+  GrantWaiter writer = GrantWaiter::Exclusive(kAsyncA);
+  ASSERT_EQ(lock_.lock_or_enqueue(writer), AsyncStep::kQueued);
+  ASSERT_EQ(state(), kU | kP | Readers(2));
+
+  bool left = false;
+  {
+    const testing::OnceInNextGrantStep other_reader_leaves(
+        [&] { left = lock_.unlock_shared() == UnlockStatus::kUnlocked; });
+    ASSERT_EQ(lock_.unlock_upgradable(self_), UnlockStatus::kUnlocked);
+  }
+  EXPECT_TRUE(left) << "the other reader left on the fast path during the release";
+  ASSERT_TRUE(writer.WaitForWakes(1)) << "the refused writer was granted the lock";
+  EXPECT_EQ(writer.tokens()[0], RwLockWords::kGrantedExclusive);
+  EXPECT_EQ(state(), kW);
+  EXPECT_EQ(owner(), kAsyncA);
+  EXPECT_EQ(lock_.unlock(kAsyncA), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
 TEST_F(RwLockWordsTest, TimeoutsAndInterruptsRacingReleasesNeverStrandAWaiter) {
   // Readers and writers that give up (deadline or interrupt) while releases grant them the lock
   // must pass every grant on; one swallowed would leave a plain locker asleep for good.
