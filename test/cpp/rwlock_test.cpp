@@ -112,6 +112,17 @@ class RwLockWordsTest : public ::testing::Test {
     EXPECT_EQ(owner(), 0);
     EXPECT_EQ(queued(), 0u);
   }
+  // Releases this thread's upgradable read hold while waiters are parked; during the release's
+  // grant step, another reader's hold leaves on the fast path.
+  void ReleaseUpgradableAsTheOtherReaderLeaves() {
+    bool left = false;
+    {
+      const testing::OnceInNextGrantStep other_reader_leaves(
+          [&] { left = lock_.unlock_shared() == UnlockStatus::kUnlocked; });
+      ASSERT_EQ(lock_.unlock_upgradable(self_), UnlockStatus::kUnlocked);
+    }
+    EXPECT_TRUE(left) << "the other reader left on the fast path during the release";
+  }
 
   alignas(RwLockWords::kAlign) std::int32_t words_[RwLockWords::kWordCount] = {};
   RwLockWords lock_{words_};
@@ -614,13 +625,7 @@ TEST_F(RwLockWordsTest, ReleaseGrantsWhatOtherReadersLeavingMeanwhileMadeGrantab
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
   ASSERT_EQ(state(), kU | kP | Readers(2));
 
-  bool left = false;
-  {
-    const testing::OnceInNextGrantStep other_reader_leaves(
-        [&] { left = lock_.unlock_shared() == UnlockStatus::kUnlocked; });
-    ASSERT_EQ(lock_.unlock_upgradable(self_), UnlockStatus::kUnlocked);
-  }
-  EXPECT_TRUE(left) << "the other reader left on the fast path during the release";
+  ReleaseUpgradableAsTheOtherReaderLeaves();
   threads.JoinOrAbort();
   EXPECT_EQ(writer, LockStatus::kAcquired) << "the refused writer was granted the lock";
   ExpectClean();
@@ -634,13 +639,7 @@ TEST_F(RwLockWordsTest, ReleaseGrantsAPromiseWriterWhatOtherReadersLeavingMeanwh
   ASSERT_EQ(lock_.lock_or_enqueue(writer), AsyncStep::kQueued);
   ASSERT_EQ(state(), kU | kP | Readers(2));
 
-  bool left = false;
-  {
-    const testing::OnceInNextGrantStep other_reader_leaves(
-        [&] { left = lock_.unlock_shared() == UnlockStatus::kUnlocked; });
-    ASSERT_EQ(lock_.unlock_upgradable(self_), UnlockStatus::kUnlocked);
-  }
-  EXPECT_TRUE(left) << "the other reader left on the fast path during the release";
+  ReleaseUpgradableAsTheOtherReaderLeaves();
   ASSERT_TRUE(writer.WaitForWakes(1)) << "the refused writer was granted the lock";
   EXPECT_EQ(writer.tokens()[0], RwLockWords::kGrantedExclusive);
   EXPECT_EQ(state(), kW);
