@@ -32,6 +32,8 @@ const SCENARIOS = [
   'ping_pong',
   'memory',
   'condition_requeue',
+  'rwlock_read',
+  'semaphore',
   'diagnostics_cost',
 ];
 const RESULTS_DIR = path.join(__dirname, 'results');
@@ -150,7 +152,9 @@ async function main() {
     results.scenarios[name] = await runScenario(name, options, calibration);
   }
   if (options.runCpp) {
-    results.cpp = await runCpp({ quick: options.quick, repetitions: options.reps, log: console.log });
+    results.cpp = await runCpp({
+      quick: options.quick, repetitions: options.reps, build: options.cppBuild, log: console.log,
+    });
   }
   results.targets = evaluateTargets(results);
   meta.loadavgAtEnd = os.loadavg();
@@ -161,14 +165,14 @@ async function main() {
   console.log(formatTargets(results.targets));
 
   fs.mkdirSync(RESULTS_DIR, { recursive: true });
-  fs.writeFileSync(path.join(RESULTS_DIR, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  fs.writeFileSync(path.join(RESULTS_DIR, `${options.out}.json`), `${JSON.stringify(results, null, 2)}\n`);
   const charted = ['contended_tiny', 'contended_work'].map((n) => results.scenarios[n]).filter(Boolean);
   if (charted.length > 0) {
     const caption = `${meta.date} node ${meta.node}, ${meta.cpus} CPUs, ${options.reps} rep(s)` +
       `${options.quick ? ' (quick)' : ''}, load ${meta.loadavgAtStart[0].toFixed(1)}`;
     fs.writeFileSync(path.join(RESULTS_DIR, 'contention.svg'), renderContentionSvg(charted, caption));
   }
-  console.log(`\nwrote bench/results/latest.json${charted.length ? ' and bench/results/contention.svg' : ''} ` +
+  console.log(`\nwrote bench/results/${options.out}.json${charted.length ? ' and bench/results/contention.svg' : ''} ` +
     `(${meta.durationSec.toFixed(0)} s)`);
 }
 

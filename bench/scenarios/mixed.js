@@ -1,6 +1,7 @@
 'use strict';
-// (6) Mixed: 2 workers keep the lock busy with its blocking form (tiny critical section) while
-// the main thread takes it N times, each time measuring how long it waited, with an event-loop
+// (6) Mixed: 2 workers (and on a machine with 16 cores, 15: one per core beside the main thread)
+// keep the lock busy with its blocking form (tiny critical section) while the main thread takes
+// it N times, each time measuring how long it waited, with an event-loop
 // turn (setImmediate) between takes as a real main thread would have.
 //
 // Main-thread path per implementation:
@@ -18,8 +19,7 @@ const { CONTROL, createControl, controlWords } = require('../support/control');
 const { startWorkers, openGateWhenReady, stopAndCollect } = require('../support/workers');
 const { checkControlCounter } = require('../support/check');
 const { percentile, max } = require('../support/stats');
-
-const SYNC_WORKERS = 2;
+const { hasManyCores, MANY_CORES } = require('../support/worker_counts');
 const CONTROL_ROW = 'control';
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -43,7 +43,7 @@ function mainThreadTake(impl, lockShared) {
 }
 
 module.exports = {
-  title: 'Mixed: 2 sync workers busy + main thread taking the lock N times',
+  title: 'Mixed: sync workers busy + main thread taking the lock N times',
   implementations: ['parklock', 'v8-blog', 'drepper', CONTROL_ROW],
   labels: {
     [CONTROL_ROW]: 'control: event-loop turn, no lock',
@@ -51,7 +51,8 @@ module.exports = {
     'v8-blog': 'V8-blog (main: await waitAsync lock)',
     drepper: 'pure-JS 3-state (main: sync lock)',
   },
-  params: () => [null],
+  params: () => [2, ...(hasManyCores() ? [MANY_CORES - 1] : [])],
+  paramLabel: 'busy workers',
   metrics: [
     { key: 'takes', label: 'main takes', digits: 0 },
     { key: 'p50Us', label: 'main p50 µs', better: 'lower', digits: 1 },
@@ -62,7 +63,7 @@ module.exports = {
   primary: 'totalOpsPerSec',
   timeLimitMs: () => 60_000,
 
-  async measure({ impl, quick }) {
+  async measure({ impl, param: busyWorkers, quick }) {
     // At least this many takes and at least this long: a short run would mostly measure workers
     // that are still starting up.
     const minTakes = quick ? 300 : 2_000;
@@ -83,11 +84,11 @@ module.exports = {
 
     const group = startWorkers(
       'sync_hammer',
-      Array.from({ length: SYNC_WORKERS }, () =>
+      Array.from({ length: busyWorkers }, () =>
         ({ impl: workerImpl, lockShared, control, steps: 0, batch: 32 })),
       { timeLimitMs: 50_000 },
     );
-    const opened = await openGateWhenReady(ctl, SYNC_WORKERS, group);
+    const opened = await openGateWhenReady(ctl, busyWorkers, group);
     const deadline = Date.now() + minDurationMs;
     const waitsNs = [];
     while (waitsNs.length < minTakes || Date.now() < deadline) {

@@ -20,6 +20,7 @@ const NAMES = [
   'PASSED', // condition benchmark: waiters that went through the mutex after the notify
   'GENERATION', // condition benchmark: bumped by each notify round
   'RELEASE', // memory scenario: 1 when the lock holder may release
+  'INSIDE', // semaphore scenario: threads inside the critical section right now
 ];
 
 const CONTROL = Object.freeze(

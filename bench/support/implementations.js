@@ -9,6 +9,9 @@
 //                       lock()/unlock() or runLocked(fn) (Atomics.Mutex is callback-scoped only)
 //   openAsync(shared)   the Promise form: { lockAsync() -> Promise<token>, unlock(token),
 //                       executeLocked(fn) }; `token` is whatever the lock needs back to release
+//   admits              how many threads may be inside at once: absent for a lock (one), a number
+//                       for a semaphore's permits, 'all' for the read side of a read-write lock.
+//                       The hammer workers pick the critical section that checks that bound.
 //
 // The handles returned are the libraries' own objects or one-line arrow adapters around them;
 // TurboFan inlines those, and every implementation goes through the same shape of adapter, so
@@ -17,6 +20,7 @@
 const { DrepperMutex } = require('../baselines/drepper_mutex');
 const { V8BlogAsyncLock } = require('../baselines/v8_blog_async_lock');
 const { V8AtomicsMutex, isAvailable: atomicsMutexAvailable } = require('../baselines/v8_atomics_mutex');
+const { JsSemaphore } = require('../baselines/js_semaphore');
 
 // Every SharedArrayBuffer-based lock gets a buffer of its own with the word at LOCK_OFFSET: 64
 // bytes of padding on each side keep the lock word off the cache lines of any other allocation
@@ -31,6 +35,30 @@ function paddedBuffer() {
 
 // Loaded lazily: a process that benchmarks only the JavaScript baselines never loads the addon.
 const parklock = () => require('../../lib');
+
+// The semaphore scenario's permits: fewer than the workers, so that most acquisitions contend.
+const SEMAPHORE_PERMITS = 4;
+
+// A semaphore class with init(buffer, byteOffset, permits), acquire() and release(), behind the
+// lock interface the hammer workers use.
+function semaphoreImplementation(name, classOf) {
+  return {
+    label: `${name} (${SEMAPHORE_PERMITS} permits)`,
+    sync: true,
+    async: false,
+    crossThread: true,
+    admits: SEMAPHORE_PERMITS,
+    create() {
+      const location = paddedBuffer();
+      classOf().init(location.buffer, location.byteOffset, SEMAPHORE_PERMITS);
+      return location;
+    },
+    openSync({ buffer, byteOffset }) {
+      const semaphore = new (classOf())(buffer, byteOffset);
+      return { lock: () => semaphore.acquire(), unlock: () => semaphore.release() };
+    },
+  };
+}
 
 const IMPLEMENTATIONS = {
   parklock: {
@@ -88,6 +116,20 @@ const IMPLEMENTATIONS = {
     create: () => V8AtomicsMutex.create().handle,
     openSync: (handle) => V8AtomicsMutex.fromHandle(handle),
   },
+  'parklock-read': {
+    label: 'parklock RWLock, read side',
+    sync: true,
+    async: false,
+    crossThread: true,
+    admits: 'all',
+    create: paddedBuffer,
+    openSync({ buffer, byteOffset }) {
+      const rwlock = new (parklock().RWLock)(buffer, byteOffset);
+      return { lock: () => rwlock.lockShared(), unlock: () => rwlock.unlockShared() };
+    },
+  },
+  'parklock-semaphore': semaphoreImplementation('parklock Semaphore', () => parklock().Semaphore),
+  'js-semaphore': semaphoreImplementation('pure-JS semaphore', () => JsSemaphore),
   'async-mutex': {
     label: 'async-mutex (npm)',
     sync: false,

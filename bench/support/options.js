@@ -5,10 +5,12 @@ const USAGE = `usage: node bench/run.js [--quick] [--reps N] [--only a,b,...] [-
   --reps N       repetitions per case (default 5; --quick: 2)
   --only LIST    only these scenarios (comma-separated; "cpp" for the C++ benchmarks)
   --cpp          also run the C++ benchmarks when --only is given (they run by default)
-  --no-cpp       skip the C++ benchmarks (they build build/bench first)`;
+  --no-cpp       skip the C++ benchmarks (they build build/bench first)
+  --no-cpp-build run the C++ benchmark programs already in build/bench instead of building them
+  --out NAME     write bench/results/NAME.json (default: latest)`;
 
 function parseOptions(argv, scenarioNames) {
-  const options = { quick: false, reps: undefined, only: undefined, cpp: undefined };
+  const options = { quick: false, reps: undefined, only: undefined, cpp: undefined, cppBuild: true, out: 'latest' };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = () => {
@@ -22,6 +24,8 @@ function parseOptions(argv, scenarioNames) {
     else if (arg.startsWith('--only=')) options.only = arg.slice(7);
     else if (arg === '--cpp') options.cpp = true;
     else if (arg === '--no-cpp') options.cpp = false;
+    else if (arg === '--no-cpp-build') options.cppBuild = false;
+    else if (arg === '--out') options.out = value();
     else if (arg === '--help' || arg === '-h') {
       console.log(USAGE);
       process.exit(0);
@@ -29,6 +33,7 @@ function parseOptions(argv, scenarioNames) {
   }
   if (options.reps === undefined) options.reps = options.quick ? 2 : 5;
   if (!Number.isInteger(options.reps) || options.reps < 1) throw new Error('--reps must be a positive integer');
+  if (!/^[\w.-]+$/.test(options.out)) throw new Error('--out takes a file name without a folder');
 
   let selected = scenarioNames;
   let cppSelected = true;

@@ -88,17 +88,30 @@ function allAsyncCompletes(results) {
     `parklock ${mine.ok}/${mine.runs} runs completed (V8-blog lock: ${blog.ok}/${blog.runs})`);
 }
 
-function mixedMaxWait(results) {
-  const row = findRow(results, 'mixed', 'parklock');
+function mixedMaxWait(results, busyWorkers) {
+  const row = findRow(results, 'mixed', 'parklock', busyWorkers);
   if (!row || row.ok === 0) return na('not measured (mixed)');
   const typical = row.median.maxMs;
   // The control row (an event-loop turn with no lock, same busy workers) is the machine's own
   // floor for this number: with fewer free cores than busy threads it is the OS scheduler's.
-  const floor = medianOf(results, 'mixed', 'control', null, 'maxMs');
+  const floor = medianOf(results, 'mixed', 'control', busyWorkers, 'maxMs');
   return spreadVerdict([typical, ...row.values.maxMs], (x) => x <= 2, `${typical.toFixed(2)} ms ` +
     `median of per-run max (runs ${row.min.maxMs.toFixed(2)}..${row.max.maxMs.toFixed(2)} ms, p99 ` +
     `${formatNumber(row.median.p99Us, 0)} µs${floor === undefined ? '' : `; no-lock control: ` +
     `${floor.toFixed(2)} ms`})`);
+}
+
+// RWLock reads with `readers` readers against one reader, same section (rwlock_read scenario).
+function readScaling(results, section, readers, limit) {
+  const s = results.scenarios.rwlock_read;
+  const row = (n) => s && s.rows.find((r) => r.impl === 'parklock-read' && r.param === `${section} x ${n}`);
+  const many = row(readers);
+  const one = row(1);
+  if (!many || !one || many.ok === 0 || one.ok === 0) return na(`not measured (rwlock_read, ${readers} readers)`);
+  return spreadVerdict([many.median.opsPerSec / one.median.opsPerSec, ...ratiosOf(many, one, 'opsPerSec')],
+    (x) => x >= limit, `${(many.median.opsPerSec / one.median.opsPerSec).toFixed(2)}x one reader ` +
+    `(${formatNumber(many.median.opsPerSec, 0)} vs ${formatNumber(one.median.opsPerSec, 0)} ops/s; ` +
+    `runs ${ratiosOf(many, one, 'opsPerSec').map((x) => x.toFixed(2)).join(', ')})`);
 }
 
 function cppPair(results, target, benchmark, pick, holds) {
@@ -162,23 +175,25 @@ const TARGETS = [
     (r, n) => ratioTarget(r, 'contended_tiny', 'v8-atomics', n, 'opsPerSec', 'ops/s', atLeast(2)),
     contended),
   ['contended sync: most workers >= 50% of the peak (no collapse)', noCollapse],
-  ['burst, 4 workers x 100,000 from cold >= 1.0x pure-JS three-state',
-    (r) => ratioTarget(r, 'burst', 'drepper', 100_000, 'opsPerSec', 'ops/s', atLeast(1.0))],
-  ['steady, 4 workers x 1,000,000 from cold >= 1.5x pure-JS three-state',
-    (r) => ratioTarget(r, 'burst', 'drepper', 1_000_000, 'opsPerSec', 'ops/s', atLeast(1.5))],
+  perParam('burst', (p) => `${p.endsWith(' x 100000') ? 'burst' : 'steady'}, ${p} from cold >= ` +
+    `${p.endsWith(' x 100000') ? '1.0' : '1.5'}x pure-JS three-state`,
+  (r, p) => ratioTarget(r, 'burst', 'drepper', p, 'opsPerSec', 'ops/s',
+    atLeast(p.endsWith(' x 100000') ? 1.0 : 1.5))),
   perParam('condition_requeue', (p) => `notifyAll (requeue) <= 1.0x waking all, ${p}`,
     (r, p) => ratioTarget(r, 'condition_requeue', 'notify-one', p, 'roundUs', 'µs', atMost(1.0),
       'requeue')),
   ['all-async contention completes every run', allAsyncCompletes],
-  ['mixed: main-thread max wait <= 2 ms', mixedMaxWait],
-  ['mixed: total throughput >= pure-JS three-state (main sync)',
-    (r) => ratioTarget(r, 'mixed', 'drepper', null, 'totalOpsPerSec', 'ops/s', atLeast(1.0))],
+  perParam('mixed', (n) => `mixed, ${n} busy workers: main-thread max wait <= 2 ms`, mixedMaxWait),
+  perParam('mixed', (n) => `mixed, ${n} busy workers: total throughput >= pure-JS three-state (main sync)`,
+    (r, n) => ratioTarget(r, 'mixed', 'drepper', n, 'totalOpsPerSec', 'ops/s', atLeast(1.0))),
+  ['RWLock reads, 16 readers, ~2 µs section >= 8x one reader',
+    (r) => readScaling(r, '2 µs', 16, 8)],
   ['C++ core uncontended <= 1.2x std::mutex',
     (r) => cppPair(r, 'parklock_bench', 'BM_Uncontended', 'timeRatio', atMost(1.2))],
   ['C++ core contended 2 threads >= 1.0x std::mutex',
     (r) => cppPair(r, 'parklock_bench', 'BM_Contended/real_time/threads:2', 'throughputRatio', atLeast(1.0))],
-  ['C++ core contended 4 threads >= 1.0x std::mutex',
-    (r) => cppPair(r, 'parklock_bench', 'BM_Contended/real_time/threads:4', 'throughputRatio', atLeast(1.0))],
+  ...[4, 8, 16].map((n) => [`C++ core contended ${n} threads >= 1.5x std::mutex`,
+    (r) => cppPair(r, 'parklock_bench', `BM_Contended/real_time/threads:${n}`, 'throughputRatio', atLeast(1.5))]),
   ...[4, 8, 16].map((n) => [`C++ notify_all (requeue) <= 1.0x notify_one each, ${n} waiters`,
     (r) => cppPair(r, 'parklock_condition_bench', `BM_WakeWaiters/${n}/manual_time`, 'timeRatio', atMost(1.0))]),
   ['RSS growth after 1M async cycles < 5 MB', rssGrowth],

@@ -1,7 +1,15 @@
 'use strict';
 // A worker that takes the lock with its blocking form, runs a critical section and releases it,
 // in a loop until the coordinator sets STOP; reports how many operations it did and when.
-// Critical section: increment the protected counter, plus `steps` of busy work when steps > 0.
+//
+// The critical section depends on how many threads the implementation admits at once (see
+// support/implementations.js), plus `steps` of busy work when steps > 0:
+//   one        increments the protected counter with a plain read and write (a lost increment
+//              shows that two threads were inside)
+//   N permits  counts itself in and out of INSIDE and notes every entry that found N already
+//              there; increments the counter atomically
+//   all        (readers) only reads shared memory, so that nothing but the lock's own word is
+//              written by more than one thread and the numbers show how reads scale
 const { workerData } = require('node:worker_threads');
 const { implementation } = require('../support/implementations');
 const { CONTROL, controlWords } = require('../support/control');
@@ -10,19 +18,30 @@ const { waitAtGate, reportDone, runWorker } = require('./common');
 const { warmUp } = require('./warm_up');
 
 const { impl, lockShared, control, steps, batch } = workerData;
-const { COUNTER, SINK, STOP } = CONTROL;
+const { COUNTER, SINK, STOP, INSIDE } = CONTROL;
+const { admits } = implementation(impl);
 
-function tinySection(ctl) {
-  ctl[COUNTER] = ctl[COUNTER] + 1;
-}
+let overfull = 0;
+let readSink = 0;
 
-function workSection(ctl) {
+function exclusiveSection(ctl) {
   ctl[COUNTER] = ctl[COUNTER] + 1;
   // Seeded from shared memory, so the work depends on the previous holder's result.
-  ctl[SINK] = busyWork(steps, ctl[SINK]);
+  if (steps > 0) ctl[SINK] = busyWork(steps, ctl[SINK]);
 }
 
-const section = steps > 0 ? workSection : tinySection;
+function boundedSection(ctl) {
+  if (Atomics.add(ctl, INSIDE, 1) >= admits) overfull++;
+  Atomics.add(ctl, COUNTER, 1);
+  if (steps > 0) ctl[SINK] = busyWork(steps, ctl[SINK]);
+  Atomics.sub(ctl, INSIDE, 1);
+}
+
+function readSection(ctl) {
+  readSink = busyWork(steps, readSink ^ ctl[SINK]);
+}
+
+const section = admits === undefined ? exclusiveSection : admits === 'all' ? readSection : boundedSection;
 
 function lockUnlockBatch(lock, ctl) {
   for (let i = 0; i < batch; i++) {
@@ -49,6 +68,7 @@ runWorker(async () => {
   const ctl = controlWords(control);
   const doBatch = typeof lock.runLocked === 'function' ? runLockedBatch : lockUnlockBatch;
   warmUp(impl, doBatch);
+  overfull = 0;
 
   waitAtGate(ctl);
   const start = process.hrtime.bigint();
@@ -57,5 +77,5 @@ runWorker(async () => {
     doBatch(lock, ctl);
     ops += batch;
   }
-  reportDone({ ops, start, end: process.hrtime.bigint() });
+  reportDone({ ops, start, end: process.hrtime.bigint(), overfull, readSink });
 });
