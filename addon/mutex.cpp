@@ -131,7 +131,7 @@ MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, boo
   options.deadline = deadline;
   options.site = &kWaitSite;
   options.on_leave = &on_leave;
-  const int spin_limit = notified ? kNotifiedSpinLimit : kSpinLimit;
+  const int spin_limit = notified ? kNotifiedSpinLimit : spin_policy().limit;
   int spins = 0;
   for (;;) {
     const std::int32_t seen = word().load(std::memory_order_relaxed);

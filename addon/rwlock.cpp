@@ -59,7 +59,7 @@ RwLockWords::LockStatus RwLockWords::acquire_loop(Mode mode, ThreadId self, Dead
   for (;;) {
     const std::int32_t seen = state().load(std::memory_order_relaxed);
     // Held, and nobody parked yet: the holder may be about to release.
-    if (spins < kSpinLimit && !available(mode, seen) && (seen & kParked) == 0 &&
+    if (spins < spin_policy().limit && !available(mode, seen) && (seen & kParked) == 0 &&
         !is_corrupt(seen)) {
       spin_pause(spins++);
       continue;
