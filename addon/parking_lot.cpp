@@ -50,6 +50,8 @@ class ParkingLotAccess {
   }
 
   static bool queued(const Waiter& waiter) { return waiter.queued_; }
+  static const void* passed_over_at(const Waiter& waiter) { return waiter.passed_over_at_; }
+  static void set_passed_over_at(Waiter& waiter, const void* key) { waiter.passed_over_at_ = key; }
   static Waiter* head(const Bucket& bucket) { return bucket.head; }
   static Waiter* next(const Waiter& waiter) { return waiter.next_; }
   static void deliver(Waiter& waiter, WakeToken token) { waiter.on_unparked(token); }
@@ -90,9 +92,9 @@ void restart_fairness_timer(Bucket& bucket, Clock::time_point now) {
   bucket.fair_at = now + Clock::duration(static_cast<Clock::rep>(x % interval));
 }
 
-// Whether an unpark from `bucket` (whose lock the caller holds) is due to be fair; if so the timer
-// restarts.
-bool fair_now(Bucket& bucket) {
+// Whether unparking `chosen` from `key` in `bucket` (whose lock the caller holds) is due to be
+// fair (see UnparkInfo::be_fair); if the timer made it so, the timer restarts.
+bool fair_now(Bucket& bucket, const Waiter& chosen, const void* key) {
   switch (fairness_override.load(std::memory_order_relaxed)) {
     case parking_lot::FairnessForTesting::kAlways:
       return true;
@@ -101,6 +103,7 @@ bool fair_now(Bucket& bucket) {
     case parking_lot::FairnessForTesting::kTimer:
       break;
   }
+  if (ParkingLotAccess::passed_over_at(chosen) == key) return true;
   const Clock::time_point now = Clock::now();
   if (now < bucket.fair_at) return false;
   restart_fairness_timer(bucket, now);
@@ -272,7 +275,9 @@ UnparkInfo unpark_one(const void* address, FunctionRef<WakeToken(const UnparkInf
       info.unparked = true;
       info.has_more = ParkingLotAccess::first_for(bucket, address, chosen) != nullptr;
       info.thread = chosen->thread();
-      info.be_fair = fair_now(bucket);
+      info.be_fair = fair_now(bucket, *chosen, address);
+      ParkingLotAccess::set_passed_over_at(*chosen,
+                                           info.be_fair || chosen->blocking() ? nullptr : address);
       ParkingLotAccess::remove(bucket, *chosen);
     }
     token = decide(info);

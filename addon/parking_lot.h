@@ -111,6 +111,10 @@ class Waiter {
   std::int64_t request_;
   bool blocking_;
   const WaitSite* site_ = nullptr;  // guarded by the bucket lock
+  // The key at which unpark_one() last dequeued this asynchronous waiter without a fair turn: if
+  // it queues there again, it lost the race it was woken for, and its next dequeue there is fair
+  // (UnparkInfo::be_fair). Guarded by the bucket lock.
+  const void* passed_over_at_ = nullptr;
 };
 
 // What unpark_one found, as seen by `decide` under the bucket lock.
@@ -125,6 +129,15 @@ struct UnparkInfo {
   // waiter at the head of a queue waits about that long beyond its turn at most. A random
   // per-bucket timer, rather than each waiter's own age, cannot turn every unlock into a hand-off
   // once all waiters are old (the convoy of a starving lock).
+  //
+  // An asynchronous waiter is also due once it has been woken to compete and has lost: it competes
+  // only when its thread's event loop runs its callback, long after running threads have taken
+  // what was released, and it would queue at the back again each time, until the timer. On 16
+  // cores, the main thread's lockAsync() beside 2 workers hammering the same mutex waited 83-96 µs
+  // at the 99th percentile without this rule and 38-41 µs with it; beside 15, 875-937 µs and
+  // 637-710 µs. The price is the hand-off's: the mutex stays idle until the event loop runs the
+  // callback, which cost the 2 busy workers about a third of their throughput there (bench
+  // scenario mixed; README, Benchmarks).
   bool be_fair = false;
 };
 

@@ -219,6 +219,44 @@ TEST(ParkingLotTest, TheFirstWaiterAfterAQuietSpellIsNotHandedOverAtOnce) {
   EXPECT_LE(fair_after_requeue, kTries / 4);
 }
 
+// An asynchronous waiter (a Promise wait) woken to compete competes only once its thread's event
+// loop runs its callback, by which time running threads have taken what was released. If it then
+// queues again at the same key, it lost, and its next turn there is due to be fair; at another key
+// it is owed nothing (a condition waiter notified and then queued on its mutex did not lose there).
+TEST(ParkingLotTest, AnAsynchronousWaiterWokenToCompeteIsHandedOverAtItsNextTurnThere) {
+  alignas(4) std::int32_t word = 0;
+  alignas(4) std::int32_t other = 0;
+  RecordingWaiter waiter(/*thread=*/7);
+  // Woken without a fair turn: the timer restarts at the first arrival in an idle bucket, so the
+  // first unpark is nearly always unfair, and a few tries make sure of one.
+  const auto pass_over_at = [&](std::int32_t& key) {
+    for (int i = 0; i < 20; ++i) {
+      EXPECT_TRUE(parking_lot::enqueue(&key, waiter, [] { return true; }));
+      if (!UnparkIsFair(key)) return true;
+      std::this_thread::sleep_for(2 * kFairnessInterval);
+    }
+    return false;
+  };
+  ASSERT_TRUE(pass_over_at(word));
+  ASSERT_TRUE(parking_lot::enqueue(&word, waiter, [] { return true; }));
+  EXPECT_TRUE(UnparkIsFair(word));
+
+  // Fair at the other key only if that bucket's timer happened to be due (rarely, as above).
+  int fair_elsewhere = 0;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(pass_over_at(word));
+    ASSERT_TRUE(parking_lot::enqueue(&other, waiter, [] { return true; }));
+    fair_elsewhere += UnparkIsFair(other) ? 1 : 0;
+  }
+  EXPECT_LT(fair_elsewhere, 3);
+
+  // The override pins the policy, this rule included.
+  ASSERT_TRUE(pass_over_at(word));
+  const testing::FairnessOverride never(parking_lot::FairnessForTesting::kNever);
+  ASSERT_TRUE(parking_lot::enqueue(&word, waiter, [] { return true; }));
+  EXPECT_FALSE(UnparkIsFair(word));
+}
+
 TEST(ParkingLotTest, UnparkSomeWakesAtMostCountInArrivalOrderWithTheToken) {
   constexpr int kWaiters = 5;
   alignas(4) std::int32_t word = 0;
