@@ -24,3 +24,10 @@ it('loading a second, different copy of the addon throws ERR_PARKLOCK_DUPLICATE_
   assert.match(stdout, /^main ERR_PARKLOCK_DUPLICATE_ADDON$/m);
   assert.match(stdout, /^worker ERR_PARKLOCK_DUPLICATE_ADDON$/m);
 });
+
+it('the mark of the process copy is not in the environment, so children do not inherit it', () => {
+  const before = { ...process.env };
+  require('../lib');
+  assert.deepEqual({ ...process.env }, before);
+  assert.equal(Object.keys(process.env).some((name) => name.startsWith('PARKLOCK_ADDON')), false);
+});
