@@ -48,13 +48,25 @@ function linkOptions(compiler, target, dir) {
       // Node-API's functions are found in the node executable at load time. Two-level namespaces
       // keep what the addon exports from standing in for other images' symbols, so it needs no
       // export list (zig 0.11's Mach-O linker takes none).
-      return ['-Wl,-undefined,dynamic_lookup', '-s'];
+      // The install name would otherwise be the build path of this machine.
+      return ['-Wl,-undefined,dynamic_lookup', '-Wl,-install_name,parklock.node', '-s'];
     case 'win32':
       // WaitOnAddress and WakeByAddressSingle: the API set that Synchronization.lib imports from.
       return [importLibrary(compiler, target, dir), '-lapi-ms-win-core-synch-l1-2-0', '-s'];
     default:
       throw new Error(`no link options for ${target.os}`);
   }
+}
+
+// A PE file carries its link time (COFF header, TimeDateStamp), which zig 0.11 cannot be told to
+// leave out: zeroed, so that a rebuild from the same sources gives the same bytes on every target
+// (Windows does not read it for a DLL that is not bound).
+function zeroPeTimestamp(file) {
+  const image = fs.readFileSync(file);
+  const header = image.readUInt32LE(0x3c);
+  if (image.toString('latin1', header, header + 4) !== 'PE\0\0') throw new Error(`${file}: not a PE file`);
+  image.writeUInt32LE(0, header + 8);
+  fs.writeFileSync(file, image);
 }
 
 function crossBuild(target) {
@@ -97,6 +109,7 @@ function crossBuild(target) {
   ]);
   // zig 0.11 strips ELF and PE output (-s) but not Mach-O: its local symbols go here.
   if (target.os === 'darwin') tool('llvm-strip', ['-x', out]);
+  if (target.os === 'win32') zeroPeTimestamp(out);
   return out;
 }
 
