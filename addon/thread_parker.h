@@ -1,17 +1,20 @@
 // How one thread sleeps in the parking lot until a waker lets it go.
 //
 // The parking lot decides who waits for what; the parker only makes the calling thread sleep and
-// wake. On Linux it is one futex word: unpark() stores "woken" and issues one FUTEX_WAKE, park()
-// issues FUTEX_WAIT while the word still reads "parked", so a hand-off costs one system call on
-// each side. Elsewhere it is a mutex and a condition variable.
+// wake. Where the OS can sleep on a word (Linux futex, Windows WaitOnAddress, macOS __ulock_wait)
+// it is one 32-bit word: unpark() stores "woken" and wakes one sleeper on it, park() sleeps while
+// the word still reads "parked", so a hand-off costs one system call on each side. Elsewhere it
+// is a mutex and a condition variable. One file per OS (thread_parker_<os>.cpp) supplies
+// sleep_until() and unpark(); the rest is here and in thread_parker.cpp.
 //
 // Interrupts (interrupt.h) are polled here and nowhere else: a sleep with an interrupt open is cut
 // into slices of its poll interval, and each slice ends by asking it.
 //
 // Lifetime: the parked thread may return (and destroy the parker) as soon as it sees the woken
-// state. unpark() touches the parker after that store only through the futex system call on its
-// address, which at worst wakes some later sleeper on the same address spuriously; every sleeper
-// re-checks its own word, so that is harmless.
+// state. unpark() touches the parker after that store only through the wake call on its address,
+// which at worst wakes some later sleeper on the same address spuriously; every sleeper re-checks
+// its own word, so that is harmless. (Both WakeByAddressSingle and __ulock_wake accept an address
+// whose memory was freed or reused: they only look it up in the kernel's wait table.)
 #pragma once
 
 #include <atomic>
@@ -19,7 +22,9 @@
 
 #include "deadline.h"
 
-#if !defined(__linux__)
+#if defined(__linux__) || defined(_WIN32) || defined(__APPLE__)
+#define PARKLOCK_PARKER_WORD 1
+#else
 #include <condition_variable>
 #include <mutex>
 #endif
@@ -51,8 +56,8 @@ class ThreadParker {
   // Sleeps until unpark() or `until`; true if unparked.
   bool sleep_until(Clock::time_point until);
 
-#if defined(__linux__)
-  std::atomic<std::uint32_t> woken_{0};
+#if defined(PARKLOCK_PARKER_WORD)
+  std::atomic<std::uint32_t> woken_{0};  // 0 parked, 1 woken
 #else
   std::mutex lock_;
   std::condition_variable wake_;

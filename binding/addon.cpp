@@ -1,17 +1,14 @@
 // Module entry: loaded once per environment (the main thread and each worker), each with its own
 // ThreadContext; everything else in the addon is process-wide (the parking lot).
 #include <napi.h>
-#include <unistd.h>
 
 #include <cstdint>
-#include <cstdlib>
-#include <mutex>
-#include <string>
 
 #include "errors.h"
 #include "exports.h"
 #include "futex.h"
 #include "parking_lot.h"
+#include "process_anchor.h"
 #include "settlement.h"
 #include "shared_words.h"
 #include "thread_context.h"
@@ -19,8 +16,6 @@
 namespace parklock::binding {
 
 namespace {
-
-constexpr const char* kInstanceVariable = "PARKLOCK_ADDON_INSTANCE";
 
 // init(onSettle, probe, nodeThreadId): installs this thread's context. Called once per
 // environment, by lib/copies.js; onSettle(record, settlement) is called when a wait ends.
@@ -57,33 +52,16 @@ Napi::Value queued_count(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), static_cast<double>(queued));
 }
 
-// Marks this copy of the library as the process's. Every worker that loads the same file shares
-// this copy (and its parking lot and thread ids); a different copy of the file, such as a second
-// version of the package, would have its own, so a lock released through one could never wake a
-// waiter of the other: it is refused at load instead. The mark is an environment variable because
-// that is the one place two copies of a library can both see; it holds the process id, so that a
-// child process, which inherits it, is not taken for a second copy.
-void claim_process(Napi::Env env) {
-  static std::mutex claiming;
-  std::lock_guard<std::mutex> guard(claiming);
-  const std::string pid = std::to_string(static_cast<long>(getpid())) + ":";
-  const std::string mine = pid + std::to_string(reinterpret_cast<std::uintptr_t>(&claiming));
-  const char* claimed = std::getenv(kInstanceVariable);
-  if (claimed != nullptr && std::string(claimed).rfind(pid, 0) == 0) {
-    if (mine == claimed) return;
+}  // namespace
+
+Napi::Object module_init(Napi::Env env, Napi::Object exports) {
+  if (!claim_process()) {
     throw_error(
         env, "ERR_PARKLOCK_DUPLICATE_ADDON",
         "parklock: a different copy of the parklock addon is already loaded in this process "
         "(two versions of the package?); all copies must resolve to one package, or waiters "
         "of one copy would never be woken by the other");
   }
-  setenv(kInstanceVariable, mine.c_str(), 1);
-}
-
-}  // namespace
-
-Napi::Object module_init(Napi::Env env, Napi::Object exports) {
-  claim_process(env);
   exports.Set("init", Napi::Function::New(env, init, "init"));
   exports.Set("cancel", Napi::Function::New(env, cancel, "cancel"));
   exports.Set("endedOwner", Napi::Function::New(env, ended_owner, "endedOwner"));

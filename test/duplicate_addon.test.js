@@ -10,7 +10,9 @@ const { execFile } = require('node:child_process');
 const { fixture } = require('./helpers');
 
 it('loading a second, different copy of the addon throws ERR_PARKLOCK_DUPLICATE_ADDON', { timeout: 60_000 }, async (t) => {
-  const native = require.resolve('../build/addon/Release/parklock.node');
+  // The binary this process loaded (a source build or the prebuilt one), copied elsewhere.
+  require('../lib');
+  const native = Object.keys(require.cache).find((file) => file.endsWith('parklock.node'));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parklock-copy-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const copy = path.join(dir, 'parklock.node');
@@ -23,4 +25,11 @@ it('loading a second, different copy of the addon throws ERR_PARKLOCK_DUPLICATE_
   assert.equal(error, null, stderr);
   assert.match(stdout, /^main ERR_PARKLOCK_DUPLICATE_ADDON$/m);
   assert.match(stdout, /^worker ERR_PARKLOCK_DUPLICATE_ADDON$/m);
+});
+
+it('the mark of the process copy is not in the environment, so children do not inherit it', () => {
+  const before = { ...process.env };
+  require('../lib');
+  assert.deepEqual({ ...process.env }, before);
+  assert.equal(Object.keys(process.env).some((name) => name.startsWith('PARKLOCK_ADDON')), false);
 });

@@ -74,6 +74,9 @@ describe('futex.waitAsync()', () => {
     const waits = [0, 1, 2].map((i) => futex.waitAsync(a, 0, 0).then((r) => order.push([i, r])));
     assert.equal(native.queuedCount(a, 0), 3);
     assert.equal(futex.notify(a, 0, 1), 1);
+    // The settlement reaches this thread's event loop after a delay that emulators stretch well
+    // past a few ms; then a while more, in which no other waiter may be woken.
+    await waitFor(() => order.length > 0, 'the first waiter');
     await tick(5);
     assert.deepEqual(order, [[0, 'ok']]);
     assert.equal(futex.notify(a, 0), 2);

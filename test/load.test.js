@@ -20,4 +20,15 @@ describe('terminating a worker while it loads parklock', () => {
     assert.equal(code, 0, `the process died (${code}); stderr: ${stderr}`);
     assert.match(stdout, /PARKLOCK_SURVIVED/);
   });
+
+  // Node unloads an addon once no environment uses it; parklock must stay loaded, or a later load
+  // starts a new parking lot and thread-id counter (ids repeat), or is refused as another copy.
+  it('with the main thread never loading it, the addon stays loaded: a later worker gets a new thread id', { timeout: 60_000 }, async () => {
+    const { code, stdout, stderr } = await runNode([fixture('load_pinned.js'), '150', '10']);
+    assert.equal(code, 0, `the process died (${code}); stderr: ${stderr}`);
+    const result = JSON.parse(stdout.trim().split('\n').pop());
+    assert.equal(result.error, null);
+    assert.ok(result.last > result.first, `thread id ${result.last} after ${result.first}: the addon was loaded again`);
+    if (process.platform === 'linux') assert.equal(result.mapped, true);
+  });
 });
