@@ -3,7 +3,7 @@
 // test terminates them at random and some end themselves holding locks. Afterwards nothing is
 // left queued, every lock that records its owner is free or reports its ended owner, and read
 // holds and permits are exactly those the ended threads kept (they record no owner: what a dead
-// reader or permit holder held stays taken, as the README says).
+// reader or permit holder held stays taken, as docs/worker-death.md says).
 const { describe, it } = require('node:test');
 const assert = require('node:assert/strict');
 const { Worker } = require('node:worker_threads');

@@ -1,8 +1,9 @@
 'use strict';
-// The README's code runs: every ```js block is a complete CommonJS program, run here as a user
-// would run it (it requires 'parklock' by name), and must exit cleanly and print something.
-// Blocks that are not programs say so with ```js fragment; shell commands are ```sh. Any other
-// fence fails, so a new block cannot slip past unmarked.
+// The documentation's code runs: every ```js block of README.md and docs/*.md is a complete
+// CommonJS program, run here as a user would run it (it requires 'parklock' by name), and must
+// exit cleanly and print something. Blocks that are not programs say so with ```js fragment; shell
+// commands are ```sh. Any other fence fails, so a new block cannot slip past unmarked. Relative
+// links between these files must reach a file and, where they name one, a heading.
 const { describe, it } = require('node:test');
 const assert = require('node:assert/strict');
 const { spawnSync } = require('node:child_process');
@@ -10,59 +11,105 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const root = path.join(__dirname, '..');
-const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
 // Inside the package, so that require('parklock') finds this checkout through "exports".
 const scratch = path.join(root, 'build', 'doctest');
 
-function codeBlocks(markdown) {
+const files = [
+  'README.md',
+  ...fs
+    .readdirSync(path.join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`),
+];
+
+function codeBlocks(file, markdown) {
   const blocks = [];
   const lines = markdown.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const open = /^```(.*)$/.exec(lines[i]);
     if (!open) continue;
     const end = lines.indexOf('```', i + 1);
-    assert.notEqual(end, -1, `README.md:${i + 1}: unclosed code block`);
+    assert.notEqual(end, -1, `${file}:${i + 1}: unclosed code block`);
     blocks.push({ line: i + 1, info: open[1].trim(), code: lines.slice(i + 1, end).join('\n') });
     i = end;
   }
   return blocks;
 }
 
-const blocks = codeBlocks(readme);
+// The text outside code blocks, where links are.
+function prose(markdown) {
+  return markdown.replace(/^```.*\n[\s\S]*?^```$/gm, '');
+}
 
-describe('README.md', () => {
-  it('marks every code block as a program (js), a fragment (js fragment) or shell (sh)', () => {
-    const unmarked = blocks.filter((b) => !['js', 'js fragment', 'sh'].includes(b.info));
-    assert.deepEqual(
-      unmarked.map((b) => `line ${b.line}: \`\`\`${b.info}`),
-      [],
-      'fence each block as js, js fragment or sh',
-    );
-  });
+// GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens.
+function anchors(markdown) {
+  return new Set(
+    [...prose(markdown).matchAll(/^#{1,6} (.+)$/gm)].map(([, heading]) =>
+      heading
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, '')
+        .replace(/ /g, '-'),
+    ),
+  );
+}
 
-  it('has runnable examples', () => {
-    assert.ok(blocks.filter((b) => b.info === 'js').length >= 5);
-  });
+for (const file of files) {
+  const markdown = fs.readFileSync(path.join(root, file), 'utf8');
+  const blocks = codeBlocks(file, markdown);
 
-  // The registry shows the README without the repository's files: images need absolute URLs.
-  it('links images by absolute URL', () => {
-    for (const [, url] of readme.matchAll(/!\[[^\]]*\]\(([^)]+)\)/g)) {
-      assert.match(url, /^https:\/\//, `image ${url}`);
+  describe(file, () => {
+    it('marks every code block as a program (js), a fragment (js fragment) or shell (sh)', () => {
+      const unmarked = blocks.filter((b) => !['js', 'js fragment', 'sh'].includes(b.info));
+      assert.deepEqual(
+        unmarked.map((b) => `${file}:${b.line}: \`\`\`${b.info}`),
+        [],
+        'fence each block as js, js fragment or sh',
+      );
+    });
+
+    if (file === 'README.md') {
+      it('has runnable examples', () => {
+        assert.ok(blocks.filter((b) => b.info === 'js').length >= 5);
+      });
+    }
+
+    // The registry shows the README without the repository's files: images need absolute URLs.
+    it('links images by absolute URL', () => {
+      for (const [, url] of markdown.matchAll(/!\[[^\]]*\]\(([^)]+)\)/g)) {
+        assert.match(url, /^https:\/\//, `${file}: image ${url}`);
+      }
+    });
+
+    it('links to files and headings that exist', () => {
+      const broken = [];
+      for (const [, target] of prose(markdown).matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target)) continue;
+        const [linked, anchor] = target.split('#');
+        const resolved = linked ? path.join(path.dirname(path.join(root, file)), linked) : path.join(root, file);
+        if (!fs.existsSync(resolved)) {
+          broken.push(`${target}: no such file`);
+        } else if (anchor !== undefined && !anchors(fs.readFileSync(resolved, 'utf8')).has(anchor)) {
+          broken.push(`${target}: no such heading`);
+        }
+      }
+      assert.deepEqual(broken, [], `${file}: broken links`);
+    });
+
+    for (const block of blocks.filter((b) => b.info === 'js')) {
+      it(`runs the program at ${file}:${block.line}`, () => {
+        fs.mkdirSync(scratch, { recursive: true });
+        const name = `${file.replace(/\.md$/, '').replace(/\//g, '-')}-${block.line}.js`;
+        const program = path.join(scratch, name);
+        fs.writeFileSync(program, `${block.code}\n`);
+        const result = spawnSync(process.execPath, [program], {
+          cwd: scratch,
+          encoding: 'utf8',
+          timeout: 30_000,
+        });
+        assert.equal(result.status, 0, `exit ${result.status} ${result.signal ?? ''}\n${result.stderr}`);
+        assert.notEqual(result.stdout.trim(), '', 'prints nothing');
+      });
     }
   });
-
-  for (const block of blocks.filter((b) => b.info === 'js')) {
-    it(`runs the program at line ${block.line}`, () => {
-      fs.mkdirSync(scratch, { recursive: true });
-      const file = path.join(scratch, `readme-${block.line}.js`);
-      fs.writeFileSync(file, `${block.code}\n`);
-      const result = spawnSync(process.execPath, [file], {
-        cwd: scratch,
-        encoding: 'utf8',
-        timeout: 30_000,
-      });
-      assert.equal(result.status, 0, `exit ${result.status} ${result.signal ?? ''}\n${result.stderr}`);
-      assert.notEqual(result.stdout.trim(), '', 'prints nothing');
-    });
-  }
-});
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every check of the packed package (see README, Contributing). Uses the npm registry once to fill
+# Every check of the packed package (see docs/contributing.md). Uses the npm registry once to fill
 # build/package-tools.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
