@@ -137,7 +137,7 @@ struct UnparkInfo {
   // at the 99th percentile without this rule and 38-41 µs with it; beside 15, 875-937 µs and
   // 637-710 µs. The price is the hand-off's: the mutex stays idle until the event loop runs the
   // callback, which cost the 2 busy workers about a third of their throughput there (bench
-  // scenario mixed; README, Benchmarks).
+  // scenario mixed; docs/benchmarks.md).
   bool be_fair = false;
 };
 

@@ -16,8 +16,10 @@ const ZIG = {
 };
 const dir = path.join(root, 'build', 'toolchain');
 
+// What the fetch steps print goes to stderr: zig() is also called as `node -p` by shell scripts,
+// whose stdout must be the path alone.
 function run(command, args, options = {}) {
-  const result = spawnSync(command, args, { stdio: 'inherit', ...options });
+  const result = spawnSync(command, args, { stdio: ['ignore', 2, 2], ...options });
   if (result.status !== 0) throw new Error(`\`${command} ${args.join(' ')}\` failed`);
 }
 
