@@ -620,7 +620,9 @@ TEST_F(RwLockWordsTest, ReleaseGrantsWhatOtherReadersLeavingMeanwhileMadeGrantab
   threads.Start([&] {
     const ThreadId me = current_thread_id();
     writer = lock_.lock(me, HangGuard());
-    if (writer == LockStatus::kAcquired) EXPECT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
+    if (writer == LockStatus::kAcquired) {
+      EXPECT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
+    }
   });
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
   ASSERT_EQ(state(), kU | kP | Readers(2));
