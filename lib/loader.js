@@ -1,7 +1,7 @@
 'use strict';
-// Finds and loads the native addon (lib/native.js loads it for this process). Tries, in order: the file named by PARKLOCK_NATIVE_PATH, a
-// source build of this package (build/addon, from `npm run build:source`), and the prebuilt
-// binary for this platform shipped under prebuilds/. A source build comes before the prebuilt
+// Finds and loads the native addon; lib/native.js loads it for this process. Tries, in order: the
+// file named by PARKLOCK_NATIVE_PATH, a source build of this package (build/addon, from
+// `npm run build:source`), and the prebuilt binary for this platform shipped under prebuilds/. A source build comes before the prebuilt
 // binary so that a checkout under development, or a package rebuilt from source, runs its own
 // code. On failure one error lists every attempt and says what to do about it.
 const fs = require('node:fs');
