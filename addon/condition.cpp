@@ -27,6 +27,11 @@ ConditionWord::WaitStatus after_relock(LockStatus locked, ConditionWord::WaitSta
       return ConditionWord::WaitStatus::kDeadlock;
     case LockStatus::kTimedOut:  // no deadline is passed
     case LockStatus::kCorrupt:
+    case LockStatus::kCancelled:  // the rest are never a lock's
+    case LockStatus::kPending:
+    case LockStatus::kNotEqual:
+    case LockStatus::kNotOwner:
+    case LockStatus::kLeader:
       break;
   }
   return ConditionWord::WaitStatus::kCorrupt;

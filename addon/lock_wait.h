@@ -22,25 +22,16 @@
 #include "interrupt.h"
 #include "owner_death.h"
 #include "parking_lot.h"
+#include "wait_step.h"
 #include "waits_for.h"
 
 namespace parklock {
 
-// How a blocking acquisition ended. kOwnerDied: acquired, and the previous owner had ended
-// holding the lock (owner_death.h). kInterrupted: the thread's interrupt (interrupt.h) was
-// requested. kAlreadyHeld: the calling thread holds it (or one of its asynchronous waits was
-// handed it while the thread blocked here). kDeadlock: the thread was part of a cycle of threads
-// each blocked waiting for a lock the next one holds, and is the one that gives up (waits_for.h;
-// take_deadlock_cycle() says which).
-enum class LockStatus {
-  kAcquired,
-  kOwnerDied,
-  kTimedOut,
-  kInterrupted,
-  kAlreadyHeld,
-  kDeadlock,
-  kCorrupt
-};
+// How a lock wait ended (wait_step.h): kOwnerDied acquired from an owner that ended holding the
+// lock (owner_death.h); kAlreadyHeld: the calling thread holds it (or one of its Promise waits
+// was handed it while the thread blocked here); kDeadlock: the thread gave up a cycle of blocked
+// lock waits (waits_for.h; take_deadlock_cycle() says which).
+using LockStatus = Outcome;
 
 // What one step of a thread that does not hold the lock did with the word it read: acquired it,
 // lost a race (read the word again), announced itself as a waiter, or found a corrupt word.

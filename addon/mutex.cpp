@@ -1,6 +1,5 @@
 #include "mutex.h"
 
-#include "lock_wait.h"
 #include "owner_death.h"
 #include "spin.h"
 #include "wake_stats.h"
@@ -31,30 +30,19 @@ Attempt MutexWord::try_acquire_or_mark(ThreadId self, std::int32_t seen, bool mu
 
 MutexWord::LockStatus MutexWord::lock_slow(ThreadId self, Deadline deadline,
                                            ThreadId* ended_owner) {
-  return lock_unless_held(self, deadline, false, ended_owner);
-}
-
-MutexWord::LockStatus MutexWord::lock_unless_held(ThreadId self, Deadline deadline, bool notified,
-                                                  ThreadId* ended_owner) {
-  const std::int32_t initial = word().load(std::memory_order_relaxed);
-  const State state = state_of(initial);
-  if ((state == kLocked || state == kLockedParked) && owner_of(initial) == self) {
-    return LockStatus::kAlreadyHeld;
-  }
-  return lock_loop(self, deadline, false, notified, ended_owner);
+  LockStep step(*this, self);
+  return with_ended_owner(wait_blocking(step, deadline), step, ended_owner);
 }
 
 MutexWord::LockStatus MutexWord::lock_after_wake(ThreadId self, WakeToken token,
                                                  ThreadId* ended_owner) {
-  if (grant_of(token) == kHandedOff) {
-    wake_stats::record(wake_stats::Event::kHandedOff);
-    return handed_over(token, ended_owner);
-  }
-  return lock_loop(self, Deadline::never(), token == kReleasedWithMoreWaiters, true, ended_owner);
+  LockStep step(*this, self, /*notified=*/true);
+  return with_ended_owner(wait_blocking(step, Deadline::never(), token), step, ended_owner);
 }
 
 MutexWord::LockStatus MutexWord::lock_after_notify(ThreadId self, ThreadId* ended_owner) {
-  return lock_unless_held(self, Deadline::never(), true, ended_owner);
+  LockStep step(*this, self, /*notified=*/true);
+  return with_ended_owner(wait_blocking(step, Deadline::never()), step, ended_owner);
 }
 
 bool MutexWord::take_from_ended_owner(ThreadId self, ThreadId* ended_owner) noexcept {
@@ -112,78 +100,6 @@ bool MutexWord::mark_parked_if_locked() noexcept {
   }
 }
 
-MutexWord::LockStatus MutexWord::lock_loop(ThreadId self, Deadline deadline, bool must_mark_parked,
-                                           bool notified, ThreadId* ended_owner) {
-  // Whether this thread is competing after a wake-up (for the benchmarks' counts only).
-  bool woken = notified;
-  if (woken) wake_stats::record(wake_stats::Event::kWoken);
-  // A lock handed to one of this thread's own asynchronous waits while it blocks here would
-  // never be released, and neither would a lock in a cycle of blocked threads: the blocked wait
-  // watches for both (lock_wait.h) and reports a deadlock.
-  const LockIdentity lock{&kWaitSite, address()};
-  const auto must_wait = [this] {
-    return state_of(word().load(std::memory_order_relaxed)) == kLockedParked;
-  };
-  const auto left = [this](bool queue_empty) { on_waiter_left(queue_empty); };
-  const parking_lot::Grant on_leave{nullptr, left};
-  const auto abandon = [&](WakeToken token) { abandon_wake(self, token); };
-  parking_lot::ParkOptions options;
-  options.deadline = deadline;
-  options.site = &kWaitSite;
-  options.on_leave = &on_leave;
-  const int spin_limit = notified ? kNotifiedSpinLimit : spin_policy().limit;
-  int spins = 0;
-  for (;;) {
-    const std::int32_t seen = word().load(std::memory_order_relaxed);
-    if (state_of(seen) == kLocked && !must_mark_parked) {
-      // A try-lock whose time is up leaves without marking the lock contended, which would only
-      // send the holder's unlock down the slow path for nobody.
-      if (deadline.expired()) return LockStatus::kTimedOut;
-      if (spins < spin_limit) {
-        spin_pause(spins++);
-        continue;
-      }
-    }
-    const Attempt attempt = try_acquire_or_mark(self, seen, must_mark_parked);
-    if (attempt == Attempt::kRetry) continue;
-    if (attempt != Attempt::kContended) return final_status(attempt);
-    // The state is 2 now, so whatever happens next the holder will wake a waiter: any duty to
-    // mark the lock contended is done and leaving on timeout is safe.
-    must_mark_parked = false;
-    // Never wait for an owner that has ended: take the lock over and report it.
-    if (take_from_ended_owner(self, ended_owner)) return LockStatus::kOwnerDied;
-    if (deadline.expired()) return LockStatus::kTimedOut;
-    // A condition variable's waiter spins before it parks on the mutex, even though the state
-    // says waiters are parked: it was woken because the lock was released, or is about to be by
-    // the notifier, which notify_all() counts on to keep a few wake-ups under way; parking would
-    // cost it a whole wake-up later. Having seen waiters parked, it takes the lock with state 2 if
-    // it gets it, so that its own unlock wakes the next one and the chain of wake-ups goes on.
-    // Plain mutex waiters park at once in state 2: among threads that hammer one lock, spinning
-    // woken waiters only take the cores its holders need.
-    if (notified && spins < spin_limit) {
-      spin_pause(spins++);
-      must_mark_parked = true;
-      continue;
-    }
-
-    const LockPark parked =
-        park_for_lock(address(), must_wait, options, self, lock, Waiting::kForTheLock, abandon);
-    if (parked.retry) continue;
-    if (woken) wake_stats::record(wake_stats::Event::kFutile);
-    if (parked.status) return *parked.status;
-    if (grant_of(parked.token) == kHandedOff) {
-      wake_stats::record(wake_stats::Event::kHandedOff);
-      return handed_over(parked.token, ended_owner);
-    }
-    woken = true;
-    wake_stats::record(wake_stats::Event::kWoken);
-    // A waiter whose deadline passed while it was being woken still competes once: the loop only
-    // checks the deadline after the state is 2, which is what passing the wake-up on requires.
-    must_mark_parked = parked.token == kReleasedWithMoreWaiters;
-    spins = 0;
-  }
-}
-
 const WaitSite MutexWord::kWaitSite{"mutex", &key_is_address, &MutexWord::holder_at,
                                     &MutexWord::recover_from_ended_owner};
 
@@ -238,22 +154,104 @@ MutexWord::UnlockStatus MutexWord::unlock_slow(ThreadId self) noexcept {
   return UnlockStatus::kUnlocked;
 }
 
-AsyncStep MutexWord::lock_or_enqueue(ThreadId self, Waiter& waiter, bool must_mark_parked,
-                                     ThreadId* ended_owner) {
+Outcome MutexWord::lock_or_enqueue(ThreadId self, Waiter& waiter, bool must_mark_parked,
+                                   ThreadId* ended_owner, const LockTerms& terms) {
+  // Only a blocking waiter spins: a Promise wait's thread has its event loop to run.
+  const int spin_limit = !waiter.blocking() ? 0
+                         : terms.notified   ? kNotifiedSpinLimit
+                                            : spin_policy().limit;
+  int spins = 0;
   for (;;) {
     const std::int32_t seen = word().load(std::memory_order_relaxed);
+    if (state_of(seen) == kLocked && !must_mark_parked) {
+      // A try-lock whose time is up leaves without marking the lock contended, which would only
+      // send the holder's unlock down the slow path for nobody.
+      if (terms.deadline.expired()) return Outcome::kTimedOut;
+      if (spins < spin_limit) {
+        spin_pause(spins++);
+        continue;
+      }
+    }
     const Attempt attempt = try_acquire_or_mark(self, seen, must_mark_parked);
     if (attempt == Attempt::kRetry) continue;
-    if (attempt != Attempt::kContended) return final_step(attempt);
+    if (attempt == Attempt::kAcquired) return Outcome::kAcquired;
+    if (attempt == Attempt::kCorrupt) return Outcome::kCorrupt;
+    // The state is 2 now, so whatever happens next the holder will wake a waiter: any duty to
+    // mark the lock contended is done and leaving on timeout is safe.
     must_mark_parked = false;
-    if (take_from_ended_owner(self, ended_owner)) return AsyncStep::kOwnerDied;
+    // Never wait for an owner that has ended: take the lock over and report it.
+    if (take_from_ended_owner(self, ended_owner)) return Outcome::kOwnerDied;
+    if (terms.deadline.expired()) return Outcome::kTimedOut;
+    // A condition variable's waiter spins before it queues, even though the state says waiters
+    // are parked: it was woken because the lock was released, or is about to be by the notifier,
+    // which notify_all() counts on to keep a few wake-ups under way. Having seen waiters parked,
+    // it takes the lock with state 2, so that its own unlock wakes the next one. Plain waiters
+    // queue at once in state 2: among threads that hammer one lock, spinning woken waiters only
+    // take the cores its holders need.
+    if (terms.notified && spins < spin_limit) {
+      spin_pause(spins++);
+      must_mark_parked = true;
+      continue;
+    }
     const auto must_wait = [this] {
       return state_of(word().load(std::memory_order_relaxed)) == kLockedParked;
     };
-    if (parking_lot::enqueue(address(), waiter, must_wait, &kWaitSite)) {
-      return AsyncStep::kQueued;
-    }
+    if (parking_lot::enqueue(address(), waiter, must_wait, &kWaitSite)) return Outcome::kPending;
+    spins = 0;
   }
+}
+
+MutexWord::LockStep::LockStep(MutexWord mutex, ThreadId self, bool notified) noexcept
+    : mutex_(mutex), self_(self), notified_(notified) {}
+
+Outcome MutexWord::LockStep::start(Waiter& waiter) {
+  // A blocking wait for a lock this thread holds would never end. A Promise wait queues behind
+  // its own thread's hold like any other: that thread can release while it waits.
+  const std::int32_t seen = mutex_.word().load(std::memory_order_relaxed);
+  const State state = state_of(seen);
+  if (waiter.blocking() && (state == kLocked || state == kLockedParked) &&
+      owner_of(seen) == self_) {
+    return Outcome::kAlreadyHeld;
+  }
+  if (notified_) wake_stats::record(wake_stats::Event::kWoken);
+  woken_ = notified_;
+  return step(waiter, false);
+}
+
+Outcome MutexWord::LockStep::resume(Waiter& waiter, WakeToken token) {
+  if (grant_of(token) == kHandedOff) {
+    if (waiter.blocking()) wake_stats::record(wake_stats::Event::kHandedOff);
+    set_ended_owner(ended_owner_of(token));
+    return ended_owner() == kNoThread ? Outcome::kAcquired : Outcome::kOwnerDied;
+  }
+  if (waiter.blocking()) wake_stats::record(wake_stats::Event::kWoken);
+  woken_ = true;
+  // A waiter whose deadline passed while it was being woken still competes once: the step only
+  // checks the deadline after the state is 2, which is what passing the wake-up on requires.
+  return step(waiter, token == kReleasedWithMoreWaiters);
+}
+
+Outcome MutexWord::LockStep::step(Waiter& waiter, bool must_mark_parked) {
+  ThreadId ended = kNoThread;
+  const LockTerms terms{deadline(), notified_};
+  const Outcome outcome = mutex_.lock_or_enqueue(self_, waiter, must_mark_parked, &ended, terms);
+  if (outcome == Outcome::kPending && woken_ && waiter.blocking()) {
+    wake_stats::record(wake_stats::Event::kFutile);
+  }
+  set_ended_owner(ended);
+  return outcome;
+}
+
+void MutexWord::LockStep::abandon(Waiter& /*waiter*/, WakeToken token) noexcept {
+  mutex_.abandon_wake(self_, token);
+}
+
+bool MutexWord::LockStep::cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept {
+  return mutex_.cancel(waiter, deferred);
+}
+
+std::optional<LockWatch> MutexWord::LockStep::watch(const Waiter& /*waiter*/) const {
+  return LockWatch{{&kWaitSite, mutex_.address()}, /*for_the_lock=*/true};
 }
 
 void MutexWord::abandon_wake(ThreadId self, WakeToken token) noexcept {

@@ -58,8 +58,16 @@
 #include "lock_wait.h"
 #include "parking_lot.h"
 #include "thread_id.h"
+#include "wait_step.h"
 
 namespace parklock {
+
+// What a lock step is allowed: a blocking waiter's deadline, and whether it is a condition
+// variable's waiter woken to re-acquire (it spins longer, and takes the lock marked contended).
+struct LockTerms {
+  Deadline deadline = Deadline::never();
+  bool notified = false;
+};
 
 class MutexWord {
  public:
@@ -84,7 +92,6 @@ class MutexWord {
   // kOwnerDied: acquired, and the previous owner had ended holding the lock.
   using LockStatus = parklock::LockStatus;
   enum class UnlockStatus { kUnlocked, kNotOwner, kCorrupt };
-  using AsyncStep = parklock::AsyncStep;
 
   static constexpr std::int32_t held_by(ThreadId thread, State state) noexcept {
     return static_cast<std::int32_t>(thread << kOwnerShift) | state;
@@ -155,11 +162,15 @@ class MutexWord {
   // The contended part of unlock(): checks that `self` holds the lock and wakes a waiter.
   UnlockStatus unlock_slow(ThreadId self) noexcept;
 
-  // One step of an asynchronous lock: acquires now, or queues `waiter` (whose wake-up token is one
-  // of Wake) and returns kQueued. `must_mark_parked` is true when the caller was woken with
-  // kReleasedWithMoreWaiters. Never blocks and never spins.
-  AsyncStep lock_or_enqueue(ThreadId self, Waiter& waiter, bool must_mark_parked,
-                            ThreadId* ended_owner = nullptr);
+  // The lock protocol, one step: acquires now (kAcquired; kOwnerDied from an owner that ended),
+  // or queues `waiter` (its wake-up token is one of Wake) and returns kPending; kTimedOut,
+  // kCorrupt. `must_mark_parked`: the caller was woken with kReleasedWithMoreWaiters. Spins first
+  // only for a blocking waiter; never sleeps.
+  Outcome lock_or_enqueue(ThreadId self, Waiter& waiter, bool must_mark_parked,
+                          ThreadId* ended_owner = nullptr, const LockTerms& terms = LockTerms{});
+
+  // A lock wait as a WaitStep (wait_step.h), blocking or Promise.
+  class LockStep;
 
   // A waiter that received `token` but no longer wants the lock (timed out, cancelled, its thread
   // is gone) passes on whatever the token obliged it to: a lock handed to `self` is unlocked, and
@@ -186,13 +197,26 @@ class MutexWord {
 
   Attempt try_acquire_or_mark(ThreadId self, std::int32_t seen, bool must_mark_parked);
 
-  // `notified`: the caller is a condition variable's waiter, woken to re-acquire.
-  LockStatus lock_unless_held(ThreadId self, Deadline deadline, bool notified,
-                              ThreadId* ended_owner);
-  LockStatus lock_loop(ThreadId self, Deadline deadline, bool must_mark_parked, bool notified,
-                       ThreadId* ended_owner);
-
   std::int32_t* word_;
+};
+
+// `notified`: a condition variable's waiter woken to re-acquire.
+class MutexWord::LockStep final : public WaitStep {
+ public:
+  LockStep(MutexWord mutex, ThreadId self, bool notified = false) noexcept;
+  Outcome start(Waiter& waiter) override;
+  Outcome resume(Waiter& waiter, WakeToken token) override;
+  void abandon(Waiter& waiter, WakeToken token) noexcept override;
+  bool cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept override;
+  std::optional<LockWatch> watch(const Waiter& waiter) const override;
+
+ private:
+  Outcome step(Waiter& waiter, bool must_mark_parked);
+
+  MutexWord mutex_;
+  const ThreadId self_;
+  const bool notified_;
+  bool woken_ = false;  // competing after a wake-up (for wake_stats only)
 };
 
 // A self-contained mutex for C++ code (BasicLockable / TimedLockable), built on MutexWord.

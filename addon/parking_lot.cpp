@@ -5,8 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "thread_parker.h"
-
 namespace parklock {
 
 // The one place that touches Waiter's queue links; everything here runs with the bucket lock held.
@@ -138,26 +136,6 @@ Bucket& bucket_for(const void* address) {
   return buckets()[index];
 }
 
-// A thread blocked in park(). It lives on the parked thread's stack, which stays valid because
-// park() does not return before its parker was unparked or it has removed itself from the queue.
-class SyncWaiter final : public Waiter {
- public:
-  SyncWaiter(Clock::time_point since, std::int64_t request)
-      : Waiter(current_thread_id(), since, request, /*blocking=*/true) {}
-
-  void on_unparked(WakeToken token) noexcept override {
-    token_ = token;  // published by the parker's release store
-    parker_.unpark();
-  }
-
-  ThreadParker& parker() { return parker_; }
-  WakeToken token() const { return token_; }
-
- private:
-  ThreadParker parker_;
-  WakeToken token_ = 0;
-};
-
 using Woken = parking_lot::Wakeups;
 
 // Runs `grant` over the waiters of `key` in `bucket` (whose lock the caller holds), dequeuing
@@ -229,7 +207,7 @@ void deliver(const Wakeups& wakeups) {
 }
 
 ParkResult park(const void* key, FunctionRef<bool()> validate, const ParkOptions& options) {
-  SyncWaiter waiter(options.since, options.request);
+  BlockingWaiter waiter(options.since, options.request);
   if (!enqueue(key, waiter, validate, options.site)) return {ParkResult::Status::kInvalid};
   if (options.before_sleep != nullptr) (*options.before_sleep)();
 

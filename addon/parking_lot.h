@@ -40,6 +40,7 @@
 #include "deadline.h"
 #include "function_ref.h"
 #include "thread_id.h"
+#include "thread_parker.h"
 
 namespace parklock {
 
@@ -115,6 +116,27 @@ class Waiter {
   // it queues there again, it lost the race it was woken for, and its next dequeue there is fair
   // (UnparkInfo::be_fair). Guarded by the bucket lock.
   const void* passed_over_at_ = nullptr;
+};
+
+// A thread blocked in the lot (a blocking wait). It lives on that thread's stack, which stays
+// valid because the thread does not return before it was unparked or has taken itself out.
+class BlockingWaiter final : public Waiter {
+ public:
+  BlockingWaiter(Clock::time_point since, std::int64_t request)
+      : Waiter(current_thread_id(), since, request, /*blocking=*/true) {}
+
+  ThreadParker& parker() noexcept { return parker_; }
+  // What the latest wake-up handed over (read after the parker saw it).
+  WakeToken token() const noexcept { return token_; }
+
+ private:
+  void on_unparked(WakeToken token) noexcept override {
+    token_ = token;  // published by the parker's release store
+    parker_.unpark();
+  }
+
+  ThreadParker parker_;
+  WakeToken token_ = 0;
 };
 
 // What unpark_one found, as seen by `decide` under the bucket lock.

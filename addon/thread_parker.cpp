@@ -21,6 +21,15 @@ void ThreadParker::park_until_unparked() {
   sleep_until(Clock::time_point::max());
 }
 
+void ThreadParker::rearm() noexcept {
+#if defined(PARKLOCK_PARKER_WORD)
+  woken_.store(0, std::memory_order_relaxed);
+#else
+  const std::lock_guard<std::mutex> guard(lock_);
+  woken_ = false;
+#endif
+}
+
 bool ThreadParker::interrupt_requested() {
   const Interrupt* interrupt = current_interrupt();
   return interrupt != nullptr && interrupt->requested();

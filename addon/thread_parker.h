@@ -48,6 +48,8 @@ class ThreadParker {
 
   // Any thread, once per park: lets the parked thread go.
   void unpark() noexcept;
+  // The parked thread, after it saw unpark(): makes the parker ready for the next park.
+  void rearm() noexcept;
 
   // Whether the calling thread's current interrupt (if any) asks it to give up, polled now.
   static bool interrupt_requested();

@@ -68,16 +68,16 @@ Napi::Object module_init(Napi::Env env, Napi::Object exports) {
   exports.Set("queuedCount", Napi::Function::New(env, queued_count, "queuedCount"));
 
   Napi::Object codes = Napi::Object::New(env);
-  codes.Set("ACQUIRED", settled::kAcquired);
-  codes.Set("TIMED_OUT", settled::kTimedOut);
-  codes.Set("CANCELLED", settled::kCancelled);
-  codes.Set("ALREADY_HELD", settled::kAlreadyHeld);
-  codes.Set("CORRUPT", settled::kCorrupt);
-  codes.Set("NOT_EQUAL", settled::kNotEqual);
-  codes.Set("NOT_OWNER", settled::kNotOwner);
-  codes.Set("OWNER_DIED", settled::kOwnerDied);
-  codes.Set("LEADER", settled::kLeader);
-  codes.Set("DEADLOCK", settled::kDeadlock);
+  codes.Set("ACQUIRED", static_cast<int>(settled::kAcquired));
+  codes.Set("TIMED_OUT", static_cast<int>(settled::kTimedOut));
+  codes.Set("CANCELLED", static_cast<int>(settled::kCancelled));
+  codes.Set("ALREADY_HELD", static_cast<int>(settled::kAlreadyHeld));
+  codes.Set("CORRUPT", static_cast<int>(settled::kCorrupt));
+  codes.Set("NOT_EQUAL", static_cast<int>(settled::kNotEqual));
+  codes.Set("NOT_OWNER", static_cast<int>(settled::kNotOwner));
+  codes.Set("OWNER_DIED", static_cast<int>(settled::kOwnerDied));
+  codes.Set("LEADER", static_cast<int>(settled::kLeader));
+  codes.Set("DEADLOCK", static_cast<int>(settled::kDeadlock));
   exports.Set("settled", codes);
 
   Exports::add_all(env, exports);

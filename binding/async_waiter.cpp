@@ -2,16 +2,11 @@
 
 namespace parklock::binding {
 
-bool AsyncOperation::remove(AsyncWaiter& waiter, parking_lot::Wakeups* deferred) noexcept {
-  return parking_lot::cancel(
-      waiter, [](const void*) -> const parking_lot::Grant* { return nullptr; }, deferred);
-}
-
 AsyncWaiter::AsyncWaiter(std::shared_ptr<WakeSink> sink, ThreadId thread,
-                         std::unique_ptr<AsyncOperation> operation)
-    : Waiter(thread, Clock::now(), operation->request()),
+                         std::unique_ptr<WaitStep> step)
+    : Waiter(thread, Clock::now(), step->request()),
       sink_(std::move(sink)),
-      operation_(std::move(operation)) {}
+      step_(std::move(step)) {}
 
 AsyncWaiter::~AsyncWaiter() = default;
 

@@ -1,5 +1,6 @@
-// An asynchronous wait: a parking-lot waiter whose wake-up settles a Promise on its own thread.
-// There is one waiter class; what differs between primitives is its AsyncOperation.
+// A Promise wait: a parking-lot waiter whose wake-up resumes its WaitStep (wait_step.h) on its own
+// thread and settles the Promise when the step finishes. One waiter class runs every primitive's
+// step; the binding restates no protocol.
 //
 // Lifetime. A waiter is made on its JS thread and deleted exactly once, by whoever ends it:
 // - the JS thread, when it settles (delivered, or cancelled while still queued);
@@ -15,46 +16,14 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 
 #include "parking_lot.h"
 #include "settlement.h"
+#include "wait_step.h"
 
 namespace parklock::binding {
 
 class AsyncWaiter;
-
-// What one primitive contributes to an asynchronous wait; runs on the wait's JS thread unless
-// noted. A settlement of kOwnerDied names the ended owner through AsyncWaiter::set_ended_owner().
-class AsyncOperation {
- public:
-  virtual ~AsyncOperation() = default;
-
-  // The waiter's Waiter::request(), fixed for the whole wait.
-  virtual std::int64_t request() const { return 0; }
-
-  // Settles at once, or queues `waiter` in the parking lot (kPending).
-  virtual Settlement start(AsyncWaiter& waiter) = 0;
-
-  // A wake-up with `token` arrived. Returns the settlement, or kPending if the waiter queued
-  // itself again (it was woken to compete and lost).
-  virtual Settlement resume(AsyncWaiter& waiter, WakeToken token) = 0;
-
-  // Any thread: the waiting thread is gone (or gives up) but the waker handed it `token`; pass on
-  // whatever the token obliges it to, so that no wake-up is lost.
-  virtual void abandon(AsyncWaiter& waiter, WakeToken token) noexcept = 0;
-
-  // JS thread: takes the waiter out of the parking lot (a cancel, or its thread's teardown)
-  // through its primitive, which runs its grant step for a departure in the same critical section
-  // (parking_lot::Grant); false if its wake-up is already on its way. `deferred`: as for
-  // parking_lot::cancel().
-  virtual bool remove(AsyncWaiter& waiter, parking_lot::Wakeups* deferred) noexcept;
-
-  // The waiter was taken out by a cancel (timeout, abort) before any wake-up. Returns its
-  // settlement, or kPending if it queued itself again to finish some duty first (a
-  // condition-variable wait must re-lock its mutex before it settles).
-  virtual Settlement on_cancelled(AsyncWaiter& /*waiter*/) { return settled::kCancelled; }
-};
 
 // Where a waker hands a dequeued waiter (its thread's context).
 class WakeSink {
@@ -68,25 +37,25 @@ class WakeSink {
 
 class AsyncWaiter final : public Waiter {
  public:
-  AsyncWaiter(std::shared_ptr<WakeSink> sink, ThreadId thread,
-              std::unique_ptr<AsyncOperation> operation);
+  AsyncWaiter(std::shared_ptr<WakeSink> sink, ThreadId thread, std::unique_ptr<WaitStep> step);
   ~AsyncWaiter() override;
 
-  Settlement start() { return operation_->start(*this); }
-  Settlement resume(WakeToken token) { return operation_->resume(*this, token); }
-  void abandon(WakeToken token) noexcept { operation_->abandon(*this, token); }
-  bool remove(parking_lot::Wakeups* deferred = nullptr) noexcept {
-    return operation_->remove(*this, deferred);
+  Outcome start() { return step_->start(*this); }
+  // A wake-up with `token` arrived; a wait whose cancel came too late lets its step decide.
+  Outcome resume(WakeToken token) {
+    return cancel_requested_ ? step_->resume_cancelled(*this, token) : step_->resume(*this, token);
   }
-  Settlement on_cancelled() { return operation_->on_cancelled(*this); }
+  void abandon(WakeToken token) noexcept { step_->abandon(*this, token); }
+  bool remove(parking_lot::Wakeups* deferred = nullptr) noexcept {
+    return step_->cancel(*this, deferred);
+  }
+  Outcome on_cancelled() { return step_->on_cancelled(*this); }
 
   // JS thread: asked to stop waiting after its wake-up was already on its way.
   void request_cancel() { cancel_requested_ = true; }
-  bool cancel_requested() const { return cancel_requested_; }
 
-  // JS thread: the owner that ended holding the lock a kOwnerDied settlement acquired.
-  void set_ended_owner(ThreadId ended) { ended_owner_ = ended; }
-  ThreadId ended_owner() const { return ended_owner_; }
+  // The owner that ended holding the lock a kOwnerDied outcome acquired.
+  ThreadId ended_owner() const { return step_->ended_owner(); }
 
   WakeSink& sink() const { return *sink_; }
 
@@ -96,10 +65,9 @@ class AsyncWaiter final : public Waiter {
   void on_unparked(WakeToken token) noexcept override;
 
   const std::shared_ptr<WakeSink> sink_;  // kept alive for wakers on other threads
-  const std::unique_ptr<AsyncOperation> operation_;
+  const std::unique_ptr<WaitStep> step_;
   bool cancel_requested_ = false;  // JS thread only
-  ThreadId ended_owner_ = kNoThread;
-  WakeToken token_ = 0;  // written by the waker, read by the JS-thread delivery
+  WakeToken token_ = 0;            // written by the waker, read by the JS-thread delivery
 
   // JS thread only: the JavaScript record of the wait while it is pending, and its slot in
   // ThreadContext's table of pending waits.

@@ -24,13 +24,13 @@ struct Wait {
 // barrierWaitAsync(handle, record) -> LEADER, CORRUPT, or the queued wait's handle: arrives, then
 // BarrierWord::wait_for_generation's loop, one futex wait per step; a cancel withdraws the
 // arrival unless the generation has completed (then the wait has passed).
-class WaitAsync final : public AsyncOperation {
+class WaitAsync final : public WaitStep {
  public:
   static constexpr std::size_t kRecordArg = 1;
   WaitAsync(const Napi::CallbackInfo& info, ThreadId)
       : words_(words_of(info, 0, BarrierWord::kWordCount)) {}
 
-  Settlement start(AsyncWaiter& waiter) override {
+  Settlement start(Waiter& waiter) override {
     const BarrierWord::Arrival arrival = BarrierWord(words_).arrive();
     switch (arrival.status) {
       case BarrierWord::ArriveStatus::kLast:
@@ -45,23 +45,23 @@ class WaitAsync final : public AsyncOperation {
     return settled::kCorrupt;
   }
 
-  Settlement resume(AsyncWaiter& waiter, WakeToken) override {
-    if (waiter.cancel_requested()) return on_cancelled(waiter);
-    return step(waiter);
-  }
+  Settlement resume(Waiter& waiter, WakeToken) override { return step(waiter); }
 
-  Settlement on_cancelled(AsyncWaiter&) override {
+  // A cancel that lost the race with a wake-up is still a cancel, unless the wait is over.
+  Settlement resume_cancelled(Waiter& waiter, WakeToken) override { return on_cancelled(waiter); }
+
+  Settlement on_cancelled(Waiter&) override {
     return BarrierWord(words_).leave(generation_) ? settled::kCancelled : settled::kAcquired;
   }
 
   // The notification may have been meant for one waiter (futex.notify): it goes to the next. The
   // arrival stands, as for a thread terminated while blocked in wait().
-  void abandon(AsyncWaiter&, WakeToken) noexcept override {
+  void abandon(Waiter&, WakeToken) noexcept override {
     futex::notify(BarrierWord(words_).address(), 1);
   }
 
  private:
-  Settlement step(AsyncWaiter& waiter) {
+  Settlement step(Waiter& waiter) {
     BarrierWord barrier(words_);
     for (;;) {
       const std::int32_t state = barrier.state_value();

@@ -30,7 +30,7 @@ struct Wait {
 // The wait goes through two queues: the condition's until notified (or cancelled), then the
 // mutex's until it holds the mutex again. Only then does its Promise settle, so that the code
 // after `await condition.waitAsync(mutex)` always runs holding the mutex.
-class WaitAsync final : public AsyncOperation {
+class WaitAsync final : public WaitStep {
  public:
   static constexpr std::size_t kRecordArg = 2;
   WaitAsync(const Napi::CallbackInfo& info, ThreadId)
@@ -39,50 +39,54 @@ class WaitAsync final : public AsyncOperation {
 
   std::int64_t request() const override { return ConditionWord::request_for(MutexWord(mutex_)); }
 
-  Settlement start(AsyncWaiter& waiter) override {
+  Settlement start(Waiter& waiter) override {
     MutexWord held(mutex_);
     if (!held.is_locked() || held.owner_thread() != waiter.thread()) return settled::kNotOwner;
     ConditionWord(condition_).enqueue(waiter);
     // Queued first, released second: a notifier holding the mutex always finds this waiter.
     if (held.unlock(waiter.thread()) != MutexWord::UnlockStatus::kUnlocked) {
       // Corrupt mutex word: take the waiter out again (it was never released to anyone).
-      if (remove(waiter, nullptr)) return settled::kCorrupt;
+      if (cancel(waiter, nullptr)) return settled::kCorrupt;
     }
     return settled::kPending;
   }
 
   // A cancel that lost the race with a notification changes nothing: notified wins, and the
   // mutex must be re-acquired either way.
-  Settlement resume(AsyncWaiter& waiter, WakeToken token) override {
+  Settlement resume(Waiter& waiter, WakeToken token) override {
     if (grant_of(token) == MutexWord::kHandedOff) {
-      waiter.set_ended_owner(ended_owner_of(token));
-      return waiter.ended_owner() == kNoThread ? outcome_ : settled::kOwnerDied;
+      set_ended_owner(ended_owner_of(token));
+      return ended_owner() == kNoThread ? outcome_ : settled::kOwnerDied;
     }
     return relock(waiter, token == MutexWord::kReleasedWithMoreWaiters);
   }
 
-  Settlement on_cancelled(AsyncWaiter& waiter) override {
+  Settlement resume_cancelled(Waiter& waiter, WakeToken token) override {
+    return resume(waiter, token);
+  }
+
+  Settlement on_cancelled(Waiter& waiter) override {
     // Still waiting for a notification: the wait ends as cancelled. Already requeued onto the
     // mutex: it had been notified, and only its place in the mutex's queue is lost.
     if (waiter.address() == condition_) outcome_ = settled::kCancelled;
     return relock(waiter, false);
   }
 
-  void abandon(AsyncWaiter& waiter, WakeToken token) noexcept override {
+  void abandon(Waiter& waiter, WakeToken token) noexcept override {
     ConditionWord(condition_).abandon_wake(MutexWord(mutex_), waiter.thread(), token);
   }
 
   // From the condition's queue, or the mutex's once notify_all() moved it there.
-  bool remove(AsyncWaiter& waiter, parking_lot::Wakeups* deferred) noexcept override {
+  bool cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept override {
     return ConditionWord(condition_).cancel(waiter, MutexWord(mutex_), deferred);
   }
 
  private:
-  Settlement relock(AsyncWaiter& waiter, bool must_mark_parked) {
+  Settlement relock(Waiter& waiter, bool must_mark_parked) {
     ThreadId ended = kNoThread;
     const Settlement settlement = settlement_of(
         MutexWord(mutex_).lock_or_enqueue(waiter.thread(), waiter, must_mark_parked, &ended));
-    waiter.set_ended_owner(ended);
+    set_ended_owner(ended);
     return settlement == settled::kAcquired ? outcome_ : settlement;
   }
 

@@ -30,23 +30,23 @@ struct Wait {
 };
 
 // futexWaitAsync(int32Array, index, expected, record) -> NOT_EQUAL or the queued wait's handle.
-class WaitAsync final : public AsyncOperation {
+class WaitAsync final : public WaitStep {
  public:
   static constexpr std::size_t kRecordArg = 3;
   WaitAsync(const Napi::CallbackInfo& info, ThreadId)
       : word_(shared_words(info, 0, 1)), expected_(expected_value(info, 2)) {}
 
-  Settlement start(AsyncWaiter& waiter) override {
+  Settlement start(Waiter& waiter) override {
     return futex::enqueue_if_equal(word_, expected_, waiter) ? settled::kPending
                                                              : settled::kNotEqual;
   }
 
   // A notification is the whole wait; nothing to do but report it (also when a cancel lost the
   // race: the waiter was woken first, and says so).
-  Settlement resume(AsyncWaiter&, WakeToken) override { return settled::kAcquired; }
+  Settlement resume(Waiter&, WakeToken) override { return settled::kAcquired; }
 
   // Nobody takes this notification any more: it goes to the next waiter, as a sync waiter's would.
-  void abandon(AsyncWaiter&, WakeToken) noexcept override { futex::notify(word_, 1); }
+  void abandon(Waiter&, WakeToken) noexcept override { futex::notify(word_, 1); }
 
  private:
   // Kept valid by JavaScript: the pending wait's record holds the Int32Array.

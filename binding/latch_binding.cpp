@@ -55,35 +55,35 @@ struct Wait {
 
 // latchWaitAsync(handle, record) -> ACQUIRED, CORRUPT, or the queued wait's handle:
 // LatchWord::wait's loop, one futex wait per step, each queued on the count it last saw.
-class WaitAsync final : public AsyncOperation {
+class WaitAsync final : public WaitStep {
  public:
   static constexpr std::size_t kRecordArg = 1;
   WaitAsync(const Napi::CallbackInfo& info, ThreadId)
       : words_(words_of(info, 0, LatchWord::kWordCount)) {}
 
-  Settlement start(AsyncWaiter& waiter) override { return step(waiter); }
+  Settlement start(Waiter& waiter) override { return step(waiter); }
 
   // Woken: by the release, by a count-down's change of the word, or by a futex.notify from
   // elsewhere; the count decides. A cancel that lost the race is still a cancel, unless the
   // latch opened: as for a timed wait, the count is checked last.
-  Settlement resume(AsyncWaiter& waiter, WakeToken) override {
-    if (waiter.cancel_requested()) return on_cancelled(waiter);
-    return step(waiter);
-  }
+  Settlement resume(Waiter& waiter, WakeToken) override { return step(waiter); }
 
-  Settlement on_cancelled(AsyncWaiter&) override {
+  // A cancel that lost the race with a wake-up is still a cancel, unless the wait is over.
+  Settlement resume_cancelled(Waiter& waiter, WakeToken) override { return on_cancelled(waiter); }
+
+  Settlement on_cancelled(Waiter&) override {
     const std::int32_t count = LatchWord(words_).count();
     if (count < 0) return settled::kCorrupt;
     return count == 0 ? settled::kAcquired : settled::kCancelled;
   }
 
   // The notification may have been meant for one waiter (futex.notify): it goes to the next.
-  void abandon(AsyncWaiter&, WakeToken) noexcept override { futex::notify(count_word(), 1); }
+  void abandon(Waiter&, WakeToken) noexcept override { futex::notify(count_word(), 1); }
 
  private:
   const std::int32_t* count_word() const { return words_ + LatchWord::kCountIndex; }
 
-  Settlement step(AsyncWaiter& waiter) {
+  Settlement step(Waiter& waiter) {
     for (;;) {
       const std::int32_t count = LatchWord(words_).count();
       if (count < 0) return settled::kCorrupt;

@@ -4,65 +4,21 @@
 #include "exports.h"
 #include "handle.h"
 #include "mutex.h"
-#include "owner_death.h"
 #include "wait_calls.h"
 
 namespace parklock::binding {
 
 namespace {
 
-// mutexLockSlow(handle, timeoutMs) -> settlement; blocks this thread.
-struct LockSlow {
-  static constexpr std::size_t kTimeoutArg = 1;
-  LockSlow(const Napi::CallbackInfo& info, ThreadId)
-      : mutex(words_of(info, 0, MutexWord::kWordCount)) {}
-  MutexWord::LockStatus run(BlockingWait& wait) {
-    return mutex.lock_slow(wait.self, wait.deadline, &wait.ended);
-  }
-  MutexWord mutex;
-};
-
+// mutexLockSlow(handle, timeoutMs) -> settlement, blocking this thread;
 // mutexLockAsync(handle, record) -> ACQUIRED, OWNER_DIED, CORRUPT, or the queued wait's handle.
-class LockAsync final : public AsyncOperation {
- public:
-  static constexpr std::size_t kRecordArg = 1;
-  LockAsync(const Napi::CallbackInfo& info, ThreadId)
-      : words_(words_of(info, 0, MutexWord::kWordCount)) {}
-
-  Settlement start(AsyncWaiter& waiter) override { return step(waiter, false); }
-
-  Settlement resume(AsyncWaiter& waiter, WakeToken token) override {
-    if (waiter.cancel_requested()) {
-      abandon(waiter, token);
-      return settled::kCancelled;
-    }
-    if (grant_of(token) == MutexWord::kHandedOff) {
-      waiter.set_ended_owner(ended_owner_of(token));
-      return waiter.ended_owner() == kNoThread ? settled::kAcquired : settled::kOwnerDied;
-    }
-    return step(waiter, token == MutexWord::kReleasedWithMoreWaiters);
+struct Lock {
+  using Step = MutexWord::LockStep;
+  static constexpr std::size_t kLastArg = 1;
+  // The handle, which the pending wait's record holds through the Mutex, keeps the word valid.
+  static auto arguments(const Napi::CallbackInfo& info, ThreadId self) {
+    return std::make_tuple(MutexWord(words_of(info, 0, MutexWord::kWordCount)), self);
   }
-
-  void abandon(AsyncWaiter& waiter, WakeToken token) noexcept override {
-    MutexWord(words_).abandon_wake(waiter.thread(), token);
-  }
-
-  // The last waiter out clears the contended state.
-  bool remove(AsyncWaiter& waiter, parking_lot::Wakeups* deferred) noexcept override {
-    return MutexWord(words_).cancel(waiter, deferred);
-  }
-
- private:
-  Settlement step(AsyncWaiter& waiter, bool must_mark_parked) {
-    ThreadId ended = kNoThread;
-    const Settlement settlement = settlement_of(
-        MutexWord(words_).lock_or_enqueue(waiter.thread(), waiter, must_mark_parked, &ended));
-    waiter.set_ended_owner(ended);
-    return settlement;
-  }
-
-  // Kept valid by the handle, which the pending wait's record holds through the Mutex.
-  std::int32_t* const words_;
 };
 
 // mutexTakeOver(handle) -> OWNER_DIED if the mutex was held by a thread that has ended and is now
@@ -93,9 +49,9 @@ Napi::Value unlock_slow(const Napi::CallbackInfo& info) {
 }
 
 const Exports registered([](Napi::Env env, Napi::Object exports) {
-  exports.Set("mutexLockSlow", Napi::Function::New(env, blocking_call<LockSlow>, "mutexLockSlow"));
+  exports.Set("mutexLockSlow", Napi::Function::New(env, blocking_wait<Lock>, "mutexLockSlow"));
   exports.Set("mutexUnlockSlow", Napi::Function::New(env, unlock_slow, "mutexUnlockSlow"));
-  exports.Set("mutexLockAsync", Napi::Function::New(env, start_async<LockAsync>, "mutexLockAsync"));
+  exports.Set("mutexLockAsync", Napi::Function::New(env, promise_wait<Lock>, "mutexLockAsync"));
   exports.Set("mutexTakeOver", Napi::Function::New(env, take_over, "mutexTakeOver"));
 
   Napi::Object layout = new_layout<MutexWord>(env);

@@ -13,25 +13,9 @@
 
 namespace parklock::binding {
 
-// The statuses of the locks that record an owner (lock_wait.h).
-constexpr Settlement settlement_of(LockStatus status) {
-  switch (status) {
-    case LockStatus::kAcquired:
-      return settled::kAcquired;
-    case LockStatus::kOwnerDied:
-      return settled::kOwnerDied;
-    case LockStatus::kTimedOut:
-      return settled::kTimedOut;
-    case LockStatus::kInterrupted:
-      return settled::kInterrupted;
-    case LockStatus::kAlreadyHeld:
-      return settled::kAlreadyHeld;
-    case LockStatus::kDeadlock:
-      return settled::kDeadlock;
-    case LockStatus::kCorrupt:
-      break;
-  }
-  return settled::kCorrupt;
+// What a core WaitStep returns is already a Settlement.
+constexpr Settlement settlement_of(Outcome outcome) {
+  return outcome;
 }
 
 // The asynchronous steps of the locks that record an owner (lock_wait.h).

@@ -37,7 +37,7 @@ struct LockSlow {
 // rwlockLockAsync(handle, record), rwlockLockSharedAsync(...) and rwlockLockUpgradableAsync(...)
 // -> ACQUIRED, OWNER_DIED, CORRUPT, or the queued wait's handle.
 template <Mode kMode>
-class LockAsync final : public AsyncOperation {
+class LockAsync final : public WaitStep {
  public:
   static constexpr std::size_t kRecordArg = 1;
   LockAsync(const Napi::CallbackInfo& info, ThreadId self)
@@ -55,31 +55,27 @@ class LockAsync final : public AsyncOperation {
     return RwLockWords::upgradable_request(self_);
   }
 
-  Settlement start(AsyncWaiter& waiter) override {
+  Settlement start(Waiter& waiter) override {
     ThreadId ended = kNoThread;
     const Settlement settlement =
         settlement_of(RwLockWords(words_).lock_or_enqueue(waiter, &ended));
-    waiter.set_ended_owner(ended);
+    set_ended_owner(ended);
     return settlement;
   }
 
   // The only wake-up is a grant: the lock is this wait's, unless it was cancelled meanwhile. The
   // grant may carry the writer that ended holding the lock.
-  Settlement resume(AsyncWaiter& waiter, WakeToken token) override {
-    if (waiter.cancel_requested()) {
-      abandon(waiter, token);
-      return settled::kCancelled;
-    }
-    waiter.set_ended_owner(ended_owner_of(token));
-    return waiter.ended_owner() == kNoThread ? settled::kAcquired : settled::kOwnerDied;
+  Settlement resume(Waiter& /*waiter*/, WakeToken token) override {
+    set_ended_owner(ended_owner_of(token));
+    return ended_owner() == kNoThread ? settled::kAcquired : settled::kOwnerDied;
   }
 
-  void abandon(AsyncWaiter& waiter, WakeToken token) noexcept override {
+  void abandon(Waiter& waiter, WakeToken token) noexcept override {
     RwLockWords(words_).abandon_wake(waiter.thread(), token);
   }
 
   // Leaving without a grant may unblock the waiters queued behind this one.
-  bool remove(AsyncWaiter& waiter, parking_lot::Wakeups* deferred) noexcept override {
+  bool cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept override {
     return RwLockWords(words_).cancel(waiter, deferred);
   }
 
@@ -105,7 +101,7 @@ struct UpgradeSlow {
 
 // rwlockUpgradeAsync(handle, record) -> ACQUIRED (upgraded), NOT_OWNER, CORRUPT, or the queued
 // wait's handle. Each wake-up means "look again": the upgrader is the only waiter of its queue.
-class UpgradeAsync final : public AsyncOperation {
+class UpgradeAsync final : public WaitStep {
  public:
   static constexpr std::size_t kRecordArg = 1;
   UpgradeAsync(const Napi::CallbackInfo& info, ThreadId)
@@ -113,26 +109,20 @@ class UpgradeAsync final : public AsyncOperation {
 
   std::int64_t request() const override { return RwLockWords::kUpgradeRequest; }
 
-  Settlement start(AsyncWaiter& waiter) override {
+  Settlement start(Waiter& waiter) override {
     return settlement_of(RwLockWords(words_).upgrade_or_enqueue(waiter));
   }
 
-  Settlement resume(AsyncWaiter& waiter, WakeToken token) override {
-    if (waiter.cancel_requested()) {
-      abandon(waiter, token);
-      return settled::kCancelled;
-    }
+  Settlement resume(Waiter& waiter, WakeToken /*token*/) override {
     return settlement_of(RwLockWords(words_).upgrade_or_enqueue(waiter));
   }
 
   // The wake-up obliges nothing, but the upgrade's mark must go: it keeps readers out.
-  void abandon(AsyncWaiter&, WakeToken) noexcept override {
-    RwLockWords(words_).end_upgrade_wait();
-  }
+  void abandon(Waiter&, WakeToken) noexcept override { RwLockWords(words_).end_upgrade_wait(); }
 
   // A teardown (`deferred`) leaves the readers kept out to the release of the thread's upgradable
   // hold, which its end brings (owner_death.h) and which grants them.
-  bool remove(AsyncWaiter& waiter, parking_lot::Wakeups* deferred) noexcept override {
+  bool cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept override {
     if (!parking_lot::cancel(waiter)) return false;
     RwLockWords(words_).end_upgrade_wait(deferred == nullptr);
     return true;
@@ -163,7 +153,7 @@ Napi::Value take_over(const Napi::CallbackInfo& info) {
     const bool acquired = mode == Mode::kShared      ? lock.try_lock_shared()
                           : mode == Mode::kExclusive ? lock.try_lock(self)
                                                      : lock.try_lock_upgradable(self);
-    if (acquired) return Napi::Number::New(info.Env(), settled::kAcquired);
+    if (acquired) return context.settled_value(info.Env(), settled::kAcquired, kNoThread);
   }
   return Napi::Number::New(info.Env(), 0);
 }

@@ -41,7 +41,7 @@ struct AcquireSlow {
 };
 
 // semaphoreAcquireAsync(handle, n, record) -> ACQUIRED, CORRUPT, or the queued wait's handle.
-class AcquireAsync final : public AsyncOperation {
+class AcquireAsync final : public WaitStep {
  public:
   static constexpr std::size_t kRecordArg = 2;
   AcquireAsync(const Napi::CallbackInfo& info, ThreadId)
@@ -49,23 +49,19 @@ class AcquireAsync final : public AsyncOperation {
 
   std::int64_t request() const override { return n_; }
 
-  Settlement start(AsyncWaiter& waiter) override {
+  Settlement start(Waiter& waiter) override {
     return settlement_of(SemaphoreWord(words_).acquire_or_enqueue(waiter));
   }
 
   // The only wake-up is a grant: the permits are this wait's, unless it was cancelled meanwhile.
-  Settlement resume(AsyncWaiter& waiter, WakeToken token) override {
-    if (!waiter.cancel_requested()) return settled::kAcquired;
-    abandon(waiter, token);
-    return settled::kCancelled;
-  }
+  Settlement resume(Waiter& /*waiter*/, WakeToken /*token*/) override { return settled::kAcquired; }
 
-  void abandon(AsyncWaiter& /*waiter*/, WakeToken token) noexcept override {
+  void abandon(Waiter& /*waiter*/, WakeToken token) noexcept override {
     SemaphoreWord(words_).abandon_wake(n_, token);
   }
 
   // Leaving without a grant may unblock the waiters queued behind this one.
-  bool remove(AsyncWaiter& waiter, parking_lot::Wakeups* deferred) noexcept override {
+  bool cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept override {
     return SemaphoreWord(words_).cancel(waiter, deferred);
   }
 

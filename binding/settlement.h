@@ -3,34 +3,26 @@
 // outcome.h maps each core status onto it.
 #pragma once
 
+#include "wait_step.h"
+
 namespace parklock::binding {
 
-using Settlement = int;
+using Settlement = Outcome;
 
 namespace settled {
 
-inline constexpr Settlement kAcquired = 1;     // the wait got what it waited for
-inline constexpr Settlement kTimedOut = 2;     // a synchronous wait's deadline passed
-inline constexpr Settlement kCancelled = 3;    // an asynchronous wait was cancelled (timeout/abort)
-inline constexpr Settlement kAlreadyHeld = 4;  // a lock was requested by its holder
-inline constexpr Settlement kCorrupt = 5;      // the shared word holds a value no operation writes
-// An asynchronous wait is queued: its Promise waits. Never reaches JavaScript as such: a start
-// call returns the queued wait's handle instead (ThreadContext::start).
-inline constexpr Settlement kPending = 6;
-inline constexpr Settlement kNotEqual = 7;  // a futex wait found another value than expected
-inline constexpr Settlement kNotOwner = 8;  // a wait that needs a held mutex found it not held
-// The lock was acquired, but its previous owner had ended holding it; which owner is reported
-// through ThreadContext::report_ended_owner() just before (JavaScript asks endedOwner()).
-inline constexpr Settlement kOwnerDied = 9;
-// A barrier wait completed its generation: the party that arrived last (kAcquired is the others).
-inline constexpr Settlement kLeader = 10;
-// A blocking lock wait closed a cycle of threads each waiting for a lock the next one holds, and
-// this thread is the one that gives up (addon/waits_for.h); JavaScript asks deadlockCycle().
-inline constexpr Settlement kDeadlock = 11;
-
-// Never reaches JavaScript: a blocking wait gave up because its thread is being terminated, and
-// the pending termination exception unwinds the caller instead.
-inline constexpr Settlement kInterrupted = 0;
+inline constexpr Outcome kAcquired = Outcome::kAcquired;
+inline constexpr Outcome kTimedOut = Outcome::kTimedOut;
+inline constexpr Outcome kCancelled = Outcome::kCancelled;
+inline constexpr Outcome kAlreadyHeld = Outcome::kAlreadyHeld;
+inline constexpr Outcome kCorrupt = Outcome::kCorrupt;
+inline constexpr Outcome kPending = Outcome::kPending;
+inline constexpr Outcome kNotEqual = Outcome::kNotEqual;
+inline constexpr Outcome kNotOwner = Outcome::kNotOwner;
+inline constexpr Outcome kOwnerDied = Outcome::kOwnerDied;
+inline constexpr Outcome kLeader = Outcome::kLeader;
+inline constexpr Outcome kDeadlock = Outcome::kDeadlock;
+inline constexpr Outcome kInterrupted = Outcome::kInterrupted;
 
 }  // namespace settled
 }  // namespace parklock::binding

@@ -63,9 +63,9 @@ ThreadContext& ThreadContext::of(Napi::Env env) {
 }
 
 Napi::Value ThreadContext::start(Napi::Env env, Napi::Value record,
-                                 std::unique_ptr<AsyncOperation> operation) {
+                                 std::unique_ptr<WaitStep> step) {
   if (!record.IsObject()) throw_type_error(env, "ERR_INVALID_ARG_TYPE", "expected a wait record");
-  auto* waiter = new AsyncWaiter(shared_from_this(), thread_, std::move(operation));
+  auto* waiter = new AsyncWaiter(shared_from_this(), thread_, std::move(step));
   const Settlement now = waiter->start();
   if (now != settled::kPending) {
     const ThreadId ended = waiter->ended_owner();
@@ -222,7 +222,7 @@ bool ThreadContext::TerminationProbe::operator()() const {
 Napi::Value ThreadContext::settled_value(Napi::Env env, Settlement settlement, ThreadId ended) {
   if (settlement == settled::kInterrupted) return env.Undefined();
   if (settlement == settled::kOwnerDied) ended_owner_ = ended;
-  return Napi::Number::New(env, settlement);
+  return Napi::Number::New(env, static_cast<int>(settlement));
 }
 
 std::optional<double> ThreadContext::take_ended_owner() {

@@ -1,18 +1,20 @@
-// The two shapes every waiting entry point has, written once:
+// The two forms of every wait, written once: a core WaitStep (wait_step.h) run blocking, with
+// the call's timeout, or for a Promise, with the call's record (passed to onSettle).
 //
-// blocking_call<Op>: reads Op's arguments from the call (Op's constructor), then runs
-//   Op::run(BlockingWait&) on this thread until it settles, with the call's deadline.
-//   Op::kTimeoutArg names the timeout argument.
-// start_async<Op>: reads Op's arguments the same way and starts an asynchronous wait run by Op
-//   (an AsyncOperation) for the record object at Op::kRecordArg.
+// blocking_wait<Op> / promise_wait<Op>: Op names its step (Op::Step) and reads the step's
+//   constructor arguments from the call (Op::arguments(info, self), which throws on bad ones
+//   before anything waits); the timeout or the record is the argument at Op::kLastArg.
 //
-// Each Op's constructor takes (const Napi::CallbackInfo&, ThreadId self) and throws on bad
-// arguments before anything waits.
+// blocking_call<Op> / start_async<Op> are the older shape, for waits whose step still lives in
+// the binding: Op is constructed from (info, self); blocking, Op::run(BlockingWait&) runs on
+// this thread with the deadline of argument Op::kTimeoutArg; for a Promise, Op is the WaitStep
+// and Op::kRecordArg names the record.
 #pragma once
 
 #include <napi.h>
 
 #include <memory>
+#include <tuple>
 
 #include "async_waiter.h"
 #include "deadline.h"
@@ -29,6 +31,27 @@ struct BlockingWait {
   Deadline deadline;
   ThreadId ended = kNoThread;  // set by the operation when it reports kOwnerDied
 };
+
+template <typename Op>
+Napi::Value blocking_wait(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  ThreadContext& context = ThreadContext::of(env);
+  auto step = std::make_from_tuple<typename Op::Step>(Op::arguments(info, context.thread()));
+  const Outcome outcome = wait_blocking(step, Deadline::after_ms(timeout_ms(info, Op::kLastArg)));
+  return context.settled_value(env, outcome, step.ended_owner());
+}
+
+template <typename Op>
+Napi::Value promise_wait(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  ThreadContext& context = ThreadContext::of(env);
+  auto step = std::apply(
+      [](auto&&... arguments) {
+        return std::make_unique<typename Op::Step>(std::forward<decltype(arguments)>(arguments)...);
+      },
+      Op::arguments(info, context.thread()));
+  return context.start(env, info[Op::kLastArg], std::move(step));
+}
 
 template <typename Op>
 Napi::Value blocking_call(const Napi::CallbackInfo& info) {

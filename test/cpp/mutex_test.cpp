@@ -1,6 +1,6 @@
 // Tests of the three-state mutex (mutex.h) with real threads: exclusion, ownership checks,
 // corrupt words, the fairness handoff, FIFO order, timeouts and interrupts racing unlocks, and the
-// asynchronous lock_or_enqueue / abandon_wake protocol.
+// lock step (lock_or_enqueue / abandon_wake), as a Promise wait runs it.
 #include "mutex.h"
 
 #include <gtest/gtest.h>
@@ -22,13 +22,13 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::kHangGuardMs;
+using testing::PromiseWait;
 using testing::RecordingWaiter;
 using testing::ThreadGroup;
 using testing::WaitUntil;
 using testing::with_interrupt;
 using LockStatus = MutexWord::LockStatus;
 using UnlockStatus = MutexWord::UnlockStatus;
-using AsyncStep = MutexWord::AsyncStep;
 
 // Identities for asynchronous waiters that have no thread of their own in these tests. MutexWord
 // treats a ThreadId as an opaque number; current_thread_id() hands out small consecutive ones, so
@@ -214,8 +214,8 @@ TEST_F(MutexWordTest, CorruptWordIsReportedNotWaitedOn) {
     EXPECT_EQ(word_.lock(caller, HangGuard()), LockStatus::kCorrupt) << corrupt;
 
     RecordingWaiter waiter(caller);
-    EXPECT_EQ(word_.lock_or_enqueue(caller, waiter, false), AsyncStep::kCorrupt) << corrupt;
-    EXPECT_EQ(word_.lock_or_enqueue(caller, waiter, true), AsyncStep::kCorrupt) << corrupt;
+    EXPECT_EQ(word_.lock_or_enqueue(caller, waiter, false), Outcome::kCorrupt) << corrupt;
+    EXPECT_EQ(word_.lock_or_enqueue(caller, waiter, true), Outcome::kCorrupt) << corrupt;
     EXPECT_EQ(queued(), 0u);
     EXPECT_EQ(raw(), corrupt) << "the corrupt value must be left for diagnosis";
   }
@@ -438,7 +438,7 @@ TEST_F(MutexWordTest, InterruptedWaiterThatWasHandedTheLockPassesItOn) {
 
 TEST_F(MutexWordTest, LockOrEnqueueAcquiresAFreeLockWithoutQueuing) {
   RecordingWaiter waiter(kAsyncA);
-  EXPECT_EQ(word_.lock_or_enqueue(kAsyncA, waiter, false), AsyncStep::kAcquired);
+  EXPECT_EQ(word_.lock_or_enqueue(kAsyncA, waiter, false), Outcome::kAcquired);
   EXPECT_EQ(state(), MutexWord::kLocked);
   EXPECT_EQ(owner(), kAsyncA);
   EXPECT_EQ(queued(), 0u);
@@ -450,7 +450,7 @@ TEST_F(MutexWordTest, AsyncWaiterPastTheFairnessBoundIsHandedTheLock) {
   const FairnessOverride fair(FairnessForTesting::kAlways);
   ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
   RecordingWaiter waiter(kAsyncA);
-  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, waiter, false), AsyncStep::kQueued);
+  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, waiter, false), Outcome::kPending);
   EXPECT_EQ(state(), MutexWord::kLockedParked);
   EXPECT_EQ(queued(), 1u);
 
@@ -468,7 +468,7 @@ TEST_F(MutexWordTest, RecentAsyncWaiterIsReleasedToCompete) {
   const FairnessOverride fair(FairnessForTesting::kNever);
   ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
   RecordingWaiter waiter(kAsyncA);
-  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, waiter, false), AsyncStep::kQueued);
+  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, waiter, false), Outcome::kPending);
 
   ASSERT_EQ(word_.unlock(self_), UnlockStatus::kUnlocked);
 
@@ -476,7 +476,7 @@ TEST_F(MutexWordTest, RecentAsyncWaiterIsReleasedToCompete) {
   EXPECT_EQ(waiter.tokens(), std::vector<WakeToken>{MutexWord::kReleased});
   EXPECT_EQ(state(), MutexWord::kUnlocked);
   EXPECT_EQ(raw(), 0) << "an unlocked mutex is all zero";
-  EXPECT_EQ(word_.lock_or_enqueue(kAsyncA, waiter, false), AsyncStep::kAcquired);
+  EXPECT_EQ(word_.lock_or_enqueue(kAsyncA, waiter, false), Outcome::kAcquired);
   EXPECT_EQ(state(), MutexWord::kLocked);
   EXPECT_EQ(word_.unlock(kAsyncA), UnlockStatus::kUnlocked);
 }
@@ -489,8 +489,8 @@ TEST_F(MutexWordTest, WaiterReleasedWithOthersQueuedKeepsTheLockMarkedContended)
   ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
   RecordingWaiter a(kAsyncA);
   RecordingWaiter b(kAsyncB);
-  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, a, false), AsyncStep::kQueued);
-  ASSERT_EQ(word_.lock_or_enqueue(kAsyncB, b, false), AsyncStep::kQueued);
+  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, a, false), Outcome::kPending);
+  ASSERT_EQ(word_.lock_or_enqueue(kAsyncB, b, false), Outcome::kPending);
 
   ASSERT_EQ(word_.unlock(self_), UnlockStatus::kUnlocked);
   ASSERT_TRUE(a.WaitForWakes(1));
@@ -501,7 +501,7 @@ TEST_F(MutexWordTest, WaiterReleasedWithOthersQueuedKeepsTheLockMarkedContended)
   // A newcomer barges in before `a` acts on its wake-up; `a` finds it held, marks it and queues.
   ASSERT_TRUE(word_.try_lock(self_));
   EXPECT_EQ(state(), MutexWord::kLocked);
-  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, a, /*must_mark_parked=*/true), AsyncStep::kQueued);
+  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, a, /*must_mark_parked=*/true), Outcome::kPending);
   EXPECT_EQ(state(), MutexWord::kLockedParked);
   EXPECT_EQ(queued(), 2u);
 
@@ -512,14 +512,14 @@ TEST_F(MutexWordTest, WaiterReleasedWithOthersQueuedKeepsTheLockMarkedContended)
   EXPECT_EQ(a.wake_count(), 1u);
 
   // `b` finds the lock free and takes it, still marked contended because `a` waits.
-  ASSERT_EQ(word_.lock_or_enqueue(kAsyncB, b, /*must_mark_parked=*/true), AsyncStep::kAcquired);
+  ASSERT_EQ(word_.lock_or_enqueue(kAsyncB, b, /*must_mark_parked=*/true), Outcome::kAcquired);
   EXPECT_EQ(state(), MutexWord::kLockedParked);
   EXPECT_EQ(owner(), kAsyncB);
 
   ASSERT_EQ(word_.unlock(kAsyncB), UnlockStatus::kUnlocked);
   ASSERT_TRUE(a.WaitForWakes(2));
   EXPECT_EQ(a.last_token(), MutexWord::kReleased);
-  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, a, false), AsyncStep::kAcquired);
+  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, a, false), Outcome::kAcquired);
   EXPECT_EQ(state(), MutexWord::kLocked);
   EXPECT_EQ(word_.unlock(kAsyncA), UnlockStatus::kUnlocked);
   EXPECT_EQ(state(), MutexWord::kUnlocked);
@@ -531,8 +531,8 @@ TEST_F(MutexWordTest, HandedOffWaiterThatAbandonsPassesTheLockOn) {
   ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
   RecordingWaiter a(kAsyncA);
   RecordingWaiter b(kAsyncB);
-  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, a, false), AsyncStep::kQueued);
-  ASSERT_EQ(word_.lock_or_enqueue(kAsyncB, b, false), AsyncStep::kQueued);
+  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, a, false), Outcome::kPending);
+  ASSERT_EQ(word_.lock_or_enqueue(kAsyncB, b, false), Outcome::kPending);
 
   ASSERT_EQ(word_.unlock(self_), UnlockStatus::kUnlocked);
   ASSERT_TRUE(a.WaitForWakes(1));
@@ -560,8 +560,8 @@ TEST_F(MutexWordTest, AbandoningInsideTheWakeCallbackPassesTheLockOn) {
   RecordingWaiter a(kAsyncA);
   RecordingWaiter b(kAsyncB);
   a.set_on_wake([&](WakeToken token) { word_.abandon_wake(kAsyncA, token); });
-  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, a, false), AsyncStep::kQueued);
-  ASSERT_EQ(word_.lock_or_enqueue(kAsyncB, b, false), AsyncStep::kQueued);
+  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, a, false), Outcome::kPending);
+  ASSERT_EQ(word_.lock_or_enqueue(kAsyncB, b, false), Outcome::kPending);
 
   UnlockStatus unlock_status = UnlockStatus::kCorrupt;
   ThreadGroup threads;
@@ -582,8 +582,8 @@ TEST_F(MutexWordTest, ReleasedWaiterThatAbandonsWakesTheNext) {
   ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
   RecordingWaiter a(kAsyncA);
   RecordingWaiter b(kAsyncB);
-  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, a, false), AsyncStep::kQueued);
-  ASSERT_EQ(word_.lock_or_enqueue(kAsyncB, b, false), AsyncStep::kQueued);
+  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, a, false), Outcome::kPending);
+  ASSERT_EQ(word_.lock_or_enqueue(kAsyncB, b, false), Outcome::kPending);
   ASSERT_EQ(word_.unlock(self_), UnlockStatus::kUnlocked);
   ASSERT_TRUE(a.WaitForWakes(1));
   ASSERT_EQ(a.last_token(), MutexWord::kReleasedWithMoreWaiters);
@@ -604,8 +604,8 @@ TEST_F(MutexWordTest, ReleasedWaiterThatAbandonsWhileANewcomerHoldsLeavesTheWake
   ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
   RecordingWaiter a(kAsyncA);
   RecordingWaiter b(kAsyncB);
-  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, a, false), AsyncStep::kQueued);
-  ASSERT_EQ(word_.lock_or_enqueue(kAsyncB, b, false), AsyncStep::kQueued);
+  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, a, false), Outcome::kPending);
+  ASSERT_EQ(word_.lock_or_enqueue(kAsyncB, b, false), Outcome::kPending);
   ASSERT_EQ(word_.unlock(self_), UnlockStatus::kUnlocked);
   ASSERT_TRUE(a.WaitForWakes(1));
   ASSERT_EQ(a.last_token(), MutexWord::kReleasedWithMoreWaiters);
@@ -653,7 +653,7 @@ TEST_F(MutexWordTest, CancelledAsyncWaiterLeavesTheLockConsistent) {
   const FairnessOverride fair(FairnessForTesting::kAlways);
   ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
   RecordingWaiter waiter(kAsyncA);
-  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, waiter, false), AsyncStep::kQueued);
+  ASSERT_EQ(word_.lock_or_enqueue(kAsyncA, waiter, false), Outcome::kPending);
 
   ASSERT_TRUE(word_.cancel(waiter));
   EXPECT_EQ(queued(), 0u);
@@ -684,9 +684,9 @@ TEST_F(MutexWordTest, AsyncAndSyncLockersKeepAnExactCount) {
       bool must_mark_parked = false;
       bool acquired = false;
       for (;;) {
-        const AsyncStep step = word_.lock_or_enqueue(me, waiter, must_mark_parked);
-        ASSERT_NE(step, AsyncStep::kCorrupt);
-        if (step == AsyncStep::kAcquired) {
+        const Outcome step = word_.lock_or_enqueue(me, waiter, must_mark_parked);
+        ASSERT_NE(step, Outcome::kCorrupt);
+        if (step == Outcome::kAcquired) {
           acquired = true;
           break;
         }
@@ -736,6 +736,34 @@ TEST_F(MutexWordTest, AsyncAndSyncLockersKeepAnExactCount) {
   EXPECT_EQ(queued(), 0u);
   EXPECT_EQ(state(), MutexWord::kUnlocked);
   EXPECT_EQ(raw(), 0) << "an unlocked mutex is all zero";
+}
+
+// The one lock step serves both forms: a Promise wait queued first, a blocking wait behind it,
+// each acquiring in turn as the other releases.
+TEST_F(MutexWordTest, OneLockStepServesAPromiseWaitAndABlockingWait) {
+  ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
+  MutexWord::LockStep promise_step(word_, kAsyncA);
+  PromiseWait promise(promise_step, kAsyncA);
+  ASSERT_EQ(promise.Start(), Outcome::kPending);
+  std::atomic<Outcome> blocking{Outcome::kPending};
+  std::thread blocked([&] {
+    const ThreadId me = current_thread_id();
+    MutexWord::LockStep step(word_, me);
+    blocking = wait_blocking(step, HangGuard());
+    if (blocking == Outcome::kAcquired) {
+      EXPECT_EQ(word_.unlock(me), UnlockStatus::kUnlocked);
+    }
+  });
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 2; }));
+  ASSERT_EQ(word_.unlock(self_), UnlockStatus::kUnlocked);
+  ASSERT_EQ(promise.Settle(), Outcome::kAcquired);
+  EXPECT_EQ(owner(), kAsyncA);
+  EXPECT_EQ(blocking.load(), Outcome::kPending);
+  ASSERT_EQ(word_.unlock(kAsyncA), UnlockStatus::kUnlocked);
+  blocked.join();
+  EXPECT_EQ(blocking.load(), Outcome::kAcquired);
+  EXPECT_EQ(raw(), MutexWord::kUnlocked);
+  EXPECT_EQ(queued(), 0U);
 }
 
 }  // namespace

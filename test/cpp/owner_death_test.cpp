@@ -122,8 +122,7 @@ TEST(MutexOwnerDeathTest, AWaiterThatGivesUpAnEndedOwnersHandOffPassesTheReportO
   ASSERT_TRUE(WaitUntil([&] { return mutex.is_locked(); }));
   // An asynchronous waiter of this thread, which will abandon whatever it is handed.
   RecordingWaiter waiter;
-  ASSERT_EQ(mutex.lock_or_enqueue(current_thread_id(), waiter, false),
-            MutexWord::AsyncStep::kQueued);
+  ASSERT_EQ(mutex.lock_or_enqueue(current_thread_id(), waiter, false), Outcome::kPending);
   release = true;
   holder.join();
   ASSERT_TRUE(waiter.WaitForWakes(1));
@@ -180,8 +179,7 @@ TEST(FutexKeyTest, FutexCallsOnAPrimitivesWordNeverMeetItsWaiters) {
   MutexWord mutex(&word);
   ASSERT_TRUE(mutex.try_lock(current_thread_id()));
   RecordingWaiter waiter;
-  ASSERT_EQ(mutex.lock_or_enqueue(current_thread_id(), waiter, false),
-            MutexWord::AsyncStep::kQueued);
+  ASSERT_EQ(mutex.lock_or_enqueue(current_thread_id(), waiter, false), Outcome::kPending);
   EXPECT_EQ(futex::notify(&word, 10), 0u);
   EXPECT_EQ(waiter.wake_count(), 0u);
   EXPECT_EQ(futex::queued_count(&word), 0u);

@@ -859,7 +859,7 @@ TEST(ParkingLotSnapshotTest, ListsEveryQueuedWaiterOnceWithItsSiteHolderAndKind)
   const ThreadId self = current_thread_id();
   ASSERT_EQ(mutex.lock(self), LockStatus::kAcquired);
   testing::RecordingWaiter async_waiter(/*thread=*/12345);
-  ASSERT_EQ(mutex.lock_or_enqueue(12345, async_waiter, false), MutexWord::AsyncStep::kQueued);
+  ASSERT_EQ(mutex.lock_or_enqueue(12345, async_waiter, false), Outcome::kPending);
   testing::ThreadGroup threads;
   std::atomic<ThreadId> blocked{kNoThread};
   threads.Start([&] {

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "interrupt.h"
 #include "parking_lot.h"
 #include "thread_id.h"
+#include "wait_step.h"
 
 namespace parklock::testing {
 
@@ -149,8 +151,9 @@ class ThreadGroup {
 class RecordingWaiter final : public Waiter {
  public:
   explicit RecordingWaiter(ThreadId thread = current_thread_id(),
-                           Clock::time_point since = Clock::now()) noexcept
-      : Waiter(thread, since) {}
+                           Clock::time_point since = Clock::now(),
+                           std::int64_t request = 0) noexcept
+      : Waiter(thread, since, request) {}
   // A waiter must not be freed while queued. A test that fails half-way (an ASSERT returning
   // early) could otherwise leave it in the process-wide lot, where a later test using the same
   // stack address would find it; so it is removed, and the failure reported, here.
@@ -199,6 +202,44 @@ class RecordingWaiter final : public Waiter {
   std::condition_variable woken_;
   std::vector<WakeToken> tokens_;  // guarded by lock_
   std::thread::id last_waker_;     // guarded by lock_
+};
+
+// Runs a WaitStep (wait_step.h) as the binding runs a Promise wait, with the test's thread as the
+// waiting thread's event loop: Start() runs start(), each Settle() takes the next wake-up and
+// resumes the step with it, and Cancel() is an abort. The blocking form is wait_blocking().
+class PromiseWait {
+ public:
+  explicit PromiseWait(WaitStep& step, ThreadId thread = current_thread_id())
+      : step_(step), waiter_(thread, Clock::now(), step.request()) {}
+  PromiseWait(const PromiseWait&) = delete;
+  PromiseWait& operator=(const PromiseWait&) = delete;
+  ~PromiseWait() {
+    if (step_.cancel(waiter_, nullptr)) ADD_FAILURE() << "a PromiseWait was left queued";
+  }
+
+  Outcome Start() { return step_.start(waiter_); }
+
+  // Waits for the next wake-up and resumes the step with it: its outcome (kPending: queued
+  // again), or nothing if no wake-up came within `limit`.
+  std::optional<Outcome> Settle(std::chrono::nanoseconds limit = kWaitLimit) {
+    if (!waiter_.WaitForWakes(wakes_ + 1, limit)) return std::nullopt;
+    return step_.resume(waiter_, waiter_.tokens()[wakes_++]);
+  }
+
+  // An abort: the step's on_cancelled() if the waiter was still queued; otherwise its wake-up
+  // is on the way, and resume_cancelled() acts on it.
+  Outcome Cancel() {
+    if (step_.cancel(waiter_, nullptr)) return step_.on_cancelled(waiter_);
+    EXPECT_TRUE(waiter_.WaitForWakes(wakes_ + 1)) << "a wake-up was lost";
+    return step_.resume_cancelled(waiter_, waiter_.tokens()[wakes_++]);
+  }
+
+  RecordingWaiter& waiter() { return waiter_; }
+
+ private:
+  WaitStep& step_;
+  RecordingWaiter waiter_;
+  std::size_t wakes_ = 0;
 };
 
 }  // namespace parklock::testing
