@@ -1,16 +1,14 @@
 'use strict';
 // The JavaScript half of asynchronous waits, shared by every primitive.
 //
-// Each wait hands the addon a record, `{ settle, owner }`; the addon keeps it while the wait is
-// pending and settles the wait on this thread by calling `onSettle(record, settlement)` through
-// the thread's one threadsafe function, which keeps the event loop alive exactly while a wait is
-// pending. A wait that queues gets a handle (a negative number) from the addon; here we implement
-// timeouts and AbortSignal by cancelling it: cancel(handle) either removes the wait and returns
-// how it ended (CANCELLED: we reject
-// now; or what it had already been given, which stands: a notified condition wait whose timeout
-// fires while it re-locks its mutex is still notified), or reports that its wake-up is already on
-// the way, in which case the addon passes on what the wake-up gave (a lock handed over, say) and
-// settles the wait as CANCELLED, and we reject then.
+// Each wait hands the addon a record, `{ settle, owner }`, which it keeps while the wait is
+// pending and settles on this thread through `onSettle(record, settlement)`, called by the
+// thread's one threadsafe function (it keeps the event loop alive exactly while a wait is pending).
+// A wait that queues gets a handle (< 0); timeouts and aborts cancel it. native.cancel(handle)
+// either removes the wait and returns how it ended (CANCELLED: it rejects now; anything else was
+// already given and stands, e.g. a notified condition wait re-locking its mutex), or finds its
+// wake-up on the way: the addon then passes on what it gave (a lock handed over) and settles the
+// wait as CANCELLED, which rejects then.
 const native = require('./native');
 const { TimeoutError, lockError } = require('./errors');
 const { isAborted, reasonOf, listen } = require('./signals');

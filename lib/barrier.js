@@ -4,17 +4,16 @@
 // and withdrawing all run in the addon (BarrierWord::arrive_and_wait, and its asynchronous form),
 // so the last arrival moves to the next generation and notifies every waiter in one call.
 const native = require('./native');
-const { handleFor } = require('./handles');
+const { Primitive, wordsOf, handleOf, definePrimitive, valueOrLocation } = require('./primitive');
 const { traceBlocking } = require('./diagnostics');
-const { attach, attachForInit, defineLocation, defineSize } = require('./shared_memory');
-const { waitAsync: startWaitAsync, cancelPendingWaits } = require('./async_waits');
+const { attachForInit } = require('./shared_memory');
+const { waitAsync: startWaitAsync } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
 const { validateTimeout, validateAsyncOptions, validateInteger } = require('./validate');
-const { invalidArgType, lockError, corrupt, TimeoutError } = require('./errors');
-const { rejectingMethods } = require('./promise_form');
+const { lockError, corrupt, TimeoutError } = require('./errors');
 
 const layout = native.barrierLayout;
-const { STATE_INDEX, PARTIES_INDEX, MAX_PARTIES, WORDS } = layout;
+const { STATE_INDEX, PARTIES_INDEX, MAX_PARTIES } = layout;
 
 // A wait: true in the last party to arrive, false in the others that passed; TIMED_OUT (a
 // blocking wait that withdrew its arrival) becomes a TimeoutError.
@@ -22,8 +21,8 @@ const TIMED_OUT = Symbol('timed out');
 const BARRIER = vocabulary({ what: 'barrier', leader: true, acquired: false, timedOut: TIMED_OUT });
 const passed = (settlement) => outcome(settlement, BARRIER);
 
-function validateParties(parties) {
-  return validateInteger(parties, 'parties', 1, MAX_PARTIES);
+function validateParties(parties, name = 'parties') {
+  return validateInteger(parties, name, 1, MAX_PARTIES);
 }
 
 // The parties word, which init() wrote: 0 is zeroed memory, anything out of range is corrupt.
@@ -44,30 +43,20 @@ function timedOut(timeout) {
   return new TimeoutError(`Timed out after ${timeout} ms waiting at the barrier`);
 }
 
-class Barrier {
-  #words;
-  // The addon's handle of #words, made the first time this instance needs the addon.
-  #handle;
+class Barrier extends Primitive {
+  #words = wordsOf(this);
 
   // new Barrier(parties) allocates its own memory for `parties` parties; new Barrier(
   // sharedArrayBuffer, byteOffset = 0) and new Barrier({ buffer, byteOffset }) use a barrier
   // already initialized in that memory.
   constructor(...args) {
-    const [first] = args;
-    if (typeof first === 'number') {
-      validateParties(first);
-      args = [];
-    } else if (first === undefined) {
-      throw invalidArgType('parties', 'of type number (or a location to attach to)', first);
+    const { value: parties, location } = valueOrLocation(args, 'parties', validateParties);
+    super(location, layout);
+    if (parties !== undefined) {
+      Atomics.store(this.#words, STATE_INDEX, 0);
+      Atomics.store(this.#words, PARTIES_INDEX, parties);
     }
-    const { buffer, byteOffset, words } = attach(args, layout);
-    if (typeof first === 'number') {
-      Atomics.store(words, STATE_INDEX, 0);
-      Atomics.store(words, PARTIES_INDEX, first);
-    }
-    checkedParties(words);
-    this.#words = words;
-    defineLocation(this, { buffer, byteOffset });
+    checkedParties(this.#words);
   }
 
   // Writes a fresh barrier for `parties` at that location (which must not hold a barrier in use)
@@ -91,7 +80,7 @@ class Barrier {
   wait(timeoutMs = Infinity) {
     validateTimeout(timeoutMs, 'timeoutMs');
     checkedParties(this.#words);
-    const settlement = traceBlocking('barrier', () => native.barrierWait(this.#native, timeoutMs));
+    const settlement = traceBlocking('barrier', () => native.barrierWait(handleOf(this), timeoutMs));
     // undefined: the worker is terminating and its pending exception unwinds this call; the
     // arrival stands (addon/barrier.h).
     if (settlement === undefined) return false;
@@ -110,29 +99,14 @@ class Barrier {
       this,
       (record) => {
         checkedParties(this.#words);
-        return native.barrierWaitAsync(this.#native, record);
+        return native.barrierWaitAsync(handleOf(this), record);
       },
       { timeout, signal },
       passed,
     );
   }
-
-  // Rejects every Promise wait that this thread queued through this object and that is still
-  // pending, with `reason` (default: an Error with code ERR_PARKLOCK_CANCELLED); returns how many.
-  cancelPendingWaits(reason) {
-    return cancelPendingWaits(this, reason);
-  }
-
-  // How many waits are queued on this barrier now, in every thread (a snapshot).
-  get waiting() { return native.waiting(this.#native); } // prettier-ignore
-  get hasWaiters() { return this.waiting > 0; } // prettier-ignore
-
-  get #native() {
-    return (this.#handle ??= handleFor(this, this.#words, WORDS));
-  }
 }
 
-defineSize(Barrier, layout);
-rejectingMethods(Barrier.prototype, 'waitAsync');
+definePrimitive(Barrier, layout, ['waitAsync']);
 
 module.exports = { Barrier, TimeoutError };

@@ -4,15 +4,13 @@
 // the mutex's queue instead of waking them all to fight over it. Notifying a condition nobody
 // waits on stays in JavaScript.
 const native = require('./native');
-const { handleFor } = require('./handles');
+const { Primitive, wordsOf, handleOf, definePrimitive } = require('./primitive');
 const { traceBlocking } = require('./diagnostics');
-const { attach, defineLocation, defineSize } = require('./shared_memory');
-const { waitAsync, cancelPendingWaits } = require('./async_waits');
+const { waitAsync } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
 const { handleForWait, isMutex } = require('./mutex');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
 const { invalidArgType, lockError } = require('./errors');
-const { rejectingMethods } = require('./promise_form');
 const { primer } = require('./prime');
 
 const layout = native.conditionLayout;
@@ -38,34 +36,12 @@ function heldMutexHandle(mutex) {
   return handleForWait(mutex);
 }
 
-// Called by every constructor; primes this thread's contended paths the first time (prime.js).
-let prime;
-
-class Condition {
-  #word;
-  // The addon's handle of #word, made the first time this instance needs the addon.
-  #handle;
+class Condition extends Primitive {
+  #word = wordsOf(this);
 
   constructor(...location) {
-    const { buffer, byteOffset, words } = attach(location, layout);
-    this.#word = words;
-    defineLocation(this, { buffer, byteOffset });
+    super(location, layout);
     prime();
-  }
-
-  // The round enters both notifies' calls into the addon on a condition of this thread's own
-  // whose word says waiters may be queued: the addon finds nobody and clears it.
-  static {
-    prime = primer(() => {
-      const condition = new Condition(new SharedArrayBuffer(WORDS * 4), 0);
-      const word = condition.#word;
-      return () => {
-        Atomics.store(word, 0, MAY_HAVE_WAITERS);
-        condition.notifyOne();
-        Atomics.store(word, 0, MAY_HAVE_WAITERS);
-        condition.notifyAll();
-      };
-    });
   }
 
   // Releases `mutex` (held by this thread), blocks until notified or timeoutMs passes, and
@@ -74,7 +50,7 @@ class Condition {
     const mutexHandle = heldMutexHandle(mutex);
     validateTimeout(timeoutMs, 'timeoutMs');
     const settlement = traceBlocking('condition', () =>
-      native.conditionWait(this.#native, mutexHandle, timeoutMs),
+      native.conditionWait(handleOf(this), mutexHandle, timeoutMs),
     );
     return outcome(settlement, CONDITION, mutex);
   }
@@ -88,41 +64,39 @@ class Condition {
     // reachable while the wait is pending through `interpret`, which the addon's record holds.
     return waitAsync(
       this,
-      (record) => native.conditionWaitAsync(this.#native, mutexHandle, record),
+      (record) => native.conditionWaitAsync(handleOf(this), mutexHandle, record),
       { timeout, signal },
       (settlement) => outcome(settlement, CONDITION, mutex),
       false,
     );
   }
 
-  // Rejects every Promise wait that this thread queued through this object and that is still
-  // pending, with `reason` (default: an Error with code ERR_PARKLOCK_CANCELLED); returns how many.
-  cancelPendingWaits(reason) {
-    return cancelPendingWaits(this, reason);
-  }
-
   // Wakes the longest waiter; returns the number woken (0 or 1).
   notifyOne() {
     if (Atomics.load(this.#word, 0) === NO_WAITERS) return 0;
-    return native.conditionNotifyOne(this.#native);
+    return native.conditionNotifyOne(handleOf(this));
   }
 
   // Wakes every waiter (moving them onto the mutex's queue while it is held); returns how many.
   notifyAll() {
     if (Atomics.load(this.#word, 0) === NO_WAITERS) return 0;
-    return native.conditionNotifyAll(this.#native);
-  }
-
-  // How many waits are queued on this condition now, in every thread (a snapshot).
-  get waiting() { return native.waiting(this.#native); } // prettier-ignore
-  get hasWaiters() { return this.waiting > 0; } // prettier-ignore
-
-  get #native() {
-    return (this.#handle ??= handleFor(this, this.#word, WORDS));
+    return native.conditionNotifyAll(handleOf(this));
   }
 }
 
-defineSize(Condition, layout);
-rejectingMethods(Condition.prototype, 'waitAsync');
+definePrimitive(Condition, layout, ['waitAsync']);
+
+// The round enters both notifies' calls into the addon on a condition of this thread's own whose
+// word says waiters may be queued: the addon finds nobody and clears it.
+const prime = primer(() => {
+  const condition = new Condition(new SharedArrayBuffer(WORDS * 4), 0);
+  const word = wordsOf(condition);
+  return () => {
+    Atomics.store(word, 0, MAY_HAVE_WAITERS);
+    condition.notifyOne();
+    Atomics.store(word, 0, MAY_HAVE_WAITERS);
+    condition.notifyAll();
+  };
+});
 
 module.exports = { Condition };

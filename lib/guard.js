@@ -1,7 +1,10 @@
 'use strict';
-// What lock() and friends return: releases once, by unlock() or by `using` ([Symbol.dispose]).
-
+// What lock() and friends return: releases once, by unlock() or by `using` ([Symbol.dispose]);
+// and the conveniences built on a lock's Promise form.
 const { rejectingMethods } = require('./promise_form');
+const { validateAsyncOptions, validateFunction } = require('./validate');
+const { isAborted, reasonOf } = require('./signals');
+const { invalidArgType } = require('./errors');
 
 const dispose = Symbol.dispose || Symbol.for('nodejs.dispose');
 const asyncDispose = Symbol.asyncDispose || Symbol.for('nodejs.asyncDispose');
@@ -26,18 +29,27 @@ class Guard {
   get released() {
     return this.#held === undefined;
   }
-
-  [dispose]() {
-    this.unlock();
-  }
-
-  [asyncDispose]() {
-    this.unlock();
-    return Promise.resolve();
-  }
 }
 
-rejectingMethods(Guard.prototype, asyncDispose);
+// Gives a guard class [Symbol.dispose]() and [Symbol.asyncDispose](), which call its method
+// `release` (the one that gives the hold back once).
+function defineDisposal(Class, release) {
+  const methods = {
+    [dispose]() {
+      this[release]();
+    },
+    [asyncDispose]() {
+      this[release]();
+      return Promise.resolve();
+    },
+  };
+  for (const key of [dispose, asyncDispose]) {
+    Object.defineProperty(Class.prototype, key, { value: methods[key], writable: true, configurable: true });
+  }
+  rejectingMethods(Class.prototype, asyncDispose);
+}
+
+defineDisposal(Guard, 'unlock');
 
 // Waits for `acquiring` (a Promise of anything with a `release()` or `unlock()`), runs fn (sync or
 // async) holding it, and always gives it back; returns fn's result. What executeLocked() and
@@ -52,4 +64,36 @@ async function runHolding(acquiring, fn) {
   }
 }
 
-module.exports = { Guard, runHolding };
+const releaseGuard = (guard) => {
+  guard.unlock();
+};
+
+// executeLocked() and waitForUnlock() of a lock class (Mutex, RWLock) whose lockAsync() resolves
+// to a guard and whose isLocked says whether anybody holds it. `name` and `isInstance` (a brand
+// check) are the class's.
+function lockConveniences(name, isInstance) {
+  return {
+    // Locks asynchronously, runs fn (sync or async) and always unlocks; returns fn's result. If
+    // the previous owner ended holding the lock, fn does not run: the Promise rejects with the
+    // OwnerDiedError, whose guard holds the lock for the caller to repair and unlock.
+    async executeLocked(fn, options) {
+      validateFunction(fn, 'fn');
+      return runHolding(this.lockAsync(options), fn);
+    },
+    // Resolves once the lock is unlocked (now, or at some instant after the call), without keeping
+    // it: otherwise it takes its turn in the queue like lockAsync() (same options, same
+    // rejections, an OwnerDiedError included), and unlocks as soon as it is handed the lock. On a
+    // thread that holds the lock it waits, as lockAsync() does: another async task may unlock it.
+    waitForUnlock(options) {
+      if (!isInstance(this)) throw invalidArgType('this', `an instance of ${name}`, this);
+      if (!this.isLocked) {
+        const { signal } = validateAsyncOptions(options);
+        if (isAborted(signal)) return Promise.reject(reasonOf(signal));
+        return Promise.resolve();
+      }
+      return this.lockAsync(options).then(releaseGuard);
+    },
+  };
+}
+
+module.exports = { Guard, defineDisposal, runHolding, lockConveniences };

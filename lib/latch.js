@@ -5,17 +5,16 @@
 // every waiter in the same call. Waits that find the latch closed run in the addon
 // (LatchWord::wait, and its asynchronous form).
 const native = require('./native');
-const { handleFor } = require('./handles');
+const { Primitive, wordsOf, handleOf, definePrimitive, valueOrLocation } = require('./primitive');
 const { traceBlocking } = require('./diagnostics');
-const { attach, attachForInit, defineLocation, defineSize } = require('./shared_memory');
-const { waitAsync: startWaitAsync, cancelPendingWaits } = require('./async_waits');
+const { attachForInit } = require('./shared_memory');
+const { waitAsync: startWaitAsync } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
 const { validateTimeout, validateAsyncOptions, validateInteger } = require('./validate');
 const { invalidArgType, outOfRange, corrupt } = require('./errors');
-const { rejectingMethods } = require('./promise_form');
 
 const layout = native.latchLayout;
-const { COUNT_INDEX, MAX_COUNT, WORDS } = layout;
+const { COUNT_INDEX, MAX_COUNT } = layout;
 
 // A wait: true once the latch is open, false if it timed out.
 const LATCH = vocabulary({ what: 'latch', acquired: true, timedOut: false });
@@ -25,33 +24,23 @@ function validateCount(count, name) {
   return validateInteger(count, name, 0, MAX_COUNT);
 }
 
-// The count in `word`, which must not be negative: no operation writes a negative count.
+// `count`, read from the word: no operation writes a negative one.
 function checked(count) {
   if (count < 0) throw corrupt('latch');
   return count;
 }
 
-class Latch {
-  #word;
-  // The addon's handle of #word, made the first time this instance needs the addon.
-  #handle;
+class Latch extends Primitive {
+  #word = wordsOf(this);
 
   // new Latch(count) allocates its own memory holding `count`; new Latch(sharedArrayBuffer,
   // byteOffset = 0) and new Latch({ buffer, byteOffset }) use a latch already in that memory
   // (zeroed memory is an open latch).
   constructor(...args) {
-    const [first] = args;
-    if (typeof first === 'number') {
-      validateCount(first, 'count');
-      args = [];
-    } else if (first === undefined) {
-      throw invalidArgType('count', 'of type number (or a location to attach to)', first);
-    }
-    const { buffer, byteOffset, words } = attach(args, layout);
-    if (typeof first === 'number') Atomics.store(words, COUNT_INDEX, first);
-    else checked(Atomics.load(words, COUNT_INDEX));
-    this.#word = words;
-    defineLocation(this, { buffer, byteOffset });
+    const { value: count, location } = valueOrLocation(args, 'count', validateCount);
+    super(location, layout);
+    if (count !== undefined) Atomics.store(this.#word, COUNT_INDEX, count);
+    else checked(Atomics.load(this.#word, COUNT_INDEX));
   }
 
   // Writes `count` at that location (which must not hold a latch in use) and returns the latch.
@@ -75,7 +64,7 @@ class Latch {
         throw outOfRange('n', `a positive integer at most the remaining count (${count})`, n);
       }
       if (n === count) {
-        native.latchCountDown(this.#native, n);
+        native.latchCountDown(handleOf(this), n);
         return;
       }
       if (Atomics.compareExchange(this.#word, COUNT_INDEX, count, count - n) === count) return;
@@ -91,7 +80,7 @@ class Latch {
   wait(timeoutMs = Infinity) {
     validateTimeout(timeoutMs, 'timeoutMs');
     if (this.count === 0) return true;
-    const settlement = traceBlocking('latch', () => native.latchWait(this.#native, timeoutMs));
+    const settlement = traceBlocking('latch', () => native.latchWait(handleOf(this), timeoutMs));
     // undefined: the worker is terminating and its pending exception unwinds this call.
     return settlement !== undefined && opened(settlement);
   }
@@ -103,29 +92,14 @@ class Latch {
     if (signal === undefined && this.count === 0) return Promise.resolve(true);
     return startWaitAsync(
       this,
-      (record) => native.latchWaitAsync(this.#native, record),
+      (record) => native.latchWaitAsync(handleOf(this), record),
       { timeout, signal },
       opened,
       false,
     );
   }
-
-  // Rejects every Promise wait that this thread queued through this object and that is still
-  // pending, with `reason` (default: an Error with code ERR_PARKLOCK_CANCELLED); returns how many.
-  cancelPendingWaits(reason) {
-    return cancelPendingWaits(this, reason);
-  }
-
-  // How many waits are queued on this latch now, in every thread (a snapshot).
-  get waiting() { return native.waiting(this.#native); } // prettier-ignore
-  get hasWaiters() { return this.waiting > 0; } // prettier-ignore
-
-  get #native() {
-    return (this.#handle ??= handleFor(this, this.#word, WORDS));
-  }
 }
 
-defineSize(Latch, layout);
-rejectingMethods(Latch.prototype, 'waitAsync');
+definePrimitive(Latch, layout, ['waitAsync']);
 
 module.exports = { Latch };

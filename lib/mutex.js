@@ -3,17 +3,15 @@
 // reads from the addon's exported constants. Both fast paths are one Atomics.compareExchange on
 // the word; the addon is entered only on contention.
 const native = require('./native');
-const { handleFor } = require('./handles');
+const { Primitive, wordsOf, handleOf, definePrimitive } = require('./primitive');
 const { tracing, traceBlockingNow } = require('./diagnostics');
 const { primer } = require('./prime');
-const { attach, defineLocation, defineSize } = require('./shared_memory');
-const { threadId, settled, waitAsync, cancelPendingWaits } = require('./async_waits');
+const { threadId, settled, waitAsync } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
-const { validateTimeout, validateAsyncOptions, validateFunction } = require('./validate');
-const { lockError, corrupt, invalidArgType, TimeoutError, OwnerDiedError } = require('./errors');
-const { Guard, runHolding } = require('./guard');
-const { rejectingMethods } = require('./promise_form');
-const { isAborted, reasonOf } = require('./signals');
+const { validateTimeout, validateAsyncOptions } = require('./validate');
+const { lockError, corrupt, TimeoutError, OwnerDiedError } = require('./errors');
+const { Guard, lockConveniences } = require('./guard');
+const { isAborted } = require('./signals');
 
 const layout = native.mutexLayout;
 const { UNLOCKED, LOCKED, LOCKED_PARKED, OWNER_SHIFT, STATE_MASK, WORDS } = layout;
@@ -30,10 +28,6 @@ const MUTEX = vocabulary({
     'while the thread was blocked waiting for it)',
 });
 
-const releaseGuard = (guard) => {
-  guard.unlock();
-};
-
 function ownerOf(word) {
   return word >>> OWNER_SHIFT;
 }
@@ -47,18 +41,13 @@ function ownedByMe(word) {
 // Proxy's traps nor accepts an object made from Mutex.prototype.
 let handleForWait;
 let isMutex;
-// Called by every constructor; primes this thread's contended paths the first time (prime.js).
-let prime;
 
-class Mutex {
-  #word;
-  // The addon's handle of #word, made the first time this instance needs the addon.
-  #handle;
+class Mutex extends Primitive {
+  #word = wordsOf(this);
   // The guard lock() and lockAsync() return, kept until something releases through it or a
   // Condition wait releases the mutex (handleForWait). A thread holds the mutex at most once, so a
-  // kept guard outlives only acquisitions that unlock() ended, and its holder can reach nothing
-  // through it but that same unlock(). Handing it out again spares an allocation per acquisition,
-  // which code V8 has not optimized yet pays for dearly (the burst benchmark).
+  // kept guard can reach nothing but that same unlock(). Handing it out again spares an allocation
+  // per acquisition, which unoptimized code pays for dearly (the burst benchmark).
   #guard;
   // What #guard releases: the mutex, after forgetting #guard (a released guard is never reused).
   #guardRelease = {
@@ -74,33 +63,13 @@ class Mutex {
       // through the kept guard: another acquisition meanwhile (an async task of this thread) must
       // not be handed that guard too.
       mutex.#guard = undefined;
-      return mutex.#native;
+      return handleOf(mutex);
     };
     isMutex = (value) => value !== null && typeof value === 'object' && #word in value;
   }
 
-  // The round enters both slow paths on a mutex of this thread's own: a relock, which the addon
-  // refuses at once, and an unlock of a word marked parked, which finds nobody queued.
-  static {
-    prime = primer(() => {
-      const mutex = new Mutex(new SharedArrayBuffer(WORDS * 4), 0);
-      return () => {
-        mutex.lock();
-        try {
-          mutex.lock();
-        } catch {
-          // the refusal, as expected
-        }
-        Atomics.store(mutex.#word, 0, (threadId << OWNER_SHIFT) | LOCKED_PARKED);
-        mutex.unlock();
-      };
-    });
-  }
-
   constructor(...location) {
-    const { buffer, byteOffset, words } = attach(location, layout);
-    this.#word = words;
-    defineLocation(this, { buffer, byteOffset });
+    super(location, layout);
     prime();
   }
 
@@ -117,7 +86,7 @@ class Mutex {
     if (Atomics.compareExchange(this.#word, 0, UNLOCKED, HELD_BY_ME) === UNLOCKED) return true;
     if (this.isHeldByCurrentThread) return false;
     // Taken: by a thread that has ended, the mutex is this thread's now (and that is reported).
-    if (timeoutMs === 0) return this.#acquired(native.mutexTakeOver(this.#native) || settled.TIMED_OUT);
+    if (timeoutMs === 0) return this.#acquired(native.mutexTakeOver(handleOf(this)) || settled.TIMED_OUT);
     return this.#lockSlow(timeoutMs, UNLOCKED);
   }
 
@@ -136,40 +105,10 @@ class Mutex {
     }
     return waitAsync(
       this,
-      (record) => native.mutexLockAsync(this.#native, record),
+      (record) => native.mutexLockAsync(handleOf(this), record),
       { timeout, signal },
       (settlement) => this.#acquired(settlement) && (this.#guard ??= new Guard(this.#guardRelease)),
     );
-  }
-
-  // Locks asynchronously, runs fn (sync or async) and always unlocks; returns fn's result. If the
-  // previous owner ended holding the mutex, fn does not run: the Promise rejects with the
-  // OwnerDiedError, whose guard holds the mutex for the caller to repair and unlock.
-  async executeLocked(fn, options) {
-    validateFunction(fn, 'fn');
-    return runHolding(this.lockAsync(options), fn);
-  }
-
-  // Resolves once the mutex is unlocked (now, or at some instant after the call), without keeping
-  // it. Unlocked now: resolves at once. Otherwise it takes its turn in the mutex's FIFO queue like
-  // lockAsync() (same options, same rejections) and unlocks as soon as it is handed the lock. An
-  // OwnerDiedError rejects it like lockAsync(): its guard holds the mutex for the caller to repair.
-  // A thread that holds the mutex waits, as lockAsync() does: another async task of the same thread
-  // may be the one about to unlock it.
-  waitForUnlock(options) {
-    if (!isMutex(this)) throw invalidArgType('this', 'an instance of Mutex', this);
-    if (!this.isLocked) {
-      const { signal } = validateAsyncOptions(options);
-      if (isAborted(signal)) return Promise.reject(reasonOf(signal));
-      return Promise.resolve();
-    }
-    return this.lockAsync(options).then(releaseGuard);
-  }
-
-  // Rejects every Promise wait that this thread queued through this object and that is still
-  // pending, with `reason` (default: an Error with code ERR_PARKLOCK_CANCELLED); returns how many.
-  cancelPendingWaits(reason) {
-    return cancelPendingWaits(this, reason);
   }
 
   get isLocked() {
@@ -195,14 +134,14 @@ class Mutex {
   #lockSlow(timeoutMs, seen) {
     const settlement = tracing()
       ? this.#lockSlowTraced(timeoutMs, seen)
-      : native.mutexLockSlow(this.#native, timeoutMs);
+      : native.mutexLockSlow(handleOf(this), timeoutMs);
     return settlement === ACQUIRED || this.#notAcquired(settlement, seen);
   }
 
   // A refused relock is not a wait: it is not published.
   #lockSlowTraced(timeoutMs, seen) {
     if (ownedByMe(seen)) return ALREADY_HELD;
-    return traceBlockingNow('mutex', () => native.mutexLockSlow(this.#native, timeoutMs));
+    return traceBlockingNow('mutex', () => native.mutexLockSlow(handleOf(this), timeoutMs));
   }
 
   #notAcquired(settlement, seen) {
@@ -223,18 +162,10 @@ class Mutex {
     return outcome(settlement, MUTEX, this);
   }
 
-  // How many waits are queued on this mutex now, in every thread (a snapshot).
-  get waiting() { return native.waiting(this.#native); } // prettier-ignore
-  get hasWaiters() { return this.waiting > 0; } // prettier-ignore
-
-  get #native() {
-    return (this.#handle ??= handleFor(this, this.#word, WORDS));
-  }
-
   // The addon releases (waking a waiter if any are parked) or refuses; the reason is looked up
   // only then.
   #unlockSlow() {
-    if (!native.mutexUnlockSlow(this.#native)) this.#refuseUnlock();
+    if (!native.mutexUnlockSlow(handleOf(this))) this.#refuseUnlock();
   }
 
   #refuseUnlock() {
@@ -251,7 +182,23 @@ class Mutex {
   }
 }
 
-defineSize(Mutex, layout);
-rejectingMethods(Mutex.prototype, 'lockAsync', 'waitForUnlock');
+// executeLocked() and waitForUnlock(): ./guard.js.
+definePrimitive(Mutex, layout, ['lockAsync', 'waitForUnlock'], lockConveniences('Mutex', isMutex));
+
+// The round enters both slow paths on a mutex of this thread's own: a relock, which the addon
+// refuses at once, and an unlock of a word marked parked, which finds nobody queued.
+const prime = primer(() => {
+  const mutex = new Mutex(new SharedArrayBuffer(WORDS * 4), 0);
+  return () => {
+    mutex.lock();
+    try {
+      mutex.lock();
+    } catch {
+      // the refusal, as expected
+    }
+    Atomics.store(wordsOf(mutex), 0, (threadId << OWNER_SHIFT) | LOCKED_PARKED);
+    mutex.unlock();
+  };
+});
 
 module.exports = { Mutex, AsyncLock: Mutex, TimeoutError, OwnerDiedError, handleForWait, isMutex };

@@ -2,10 +2,7 @@
 // What Semaphore#acquirePermits() and friends return: gives its permits back once, by release()
 // or by `using` ([Symbol.dispose]), like ./guard.js's Guard does for locks.
 
-const { rejectingMethods } = require('./promise_form');
-
-const dispose = Symbol.dispose || Symbol.for('nodejs.dispose');
-const asyncDispose = Symbol.asyncDispose || Symbol.for('nodejs.asyncDispose');
+const { defineDisposal } = require('./guard');
 
 class Permits {
   #semaphore;
@@ -34,17 +31,8 @@ class Permits {
   get released() {
     return this.#semaphore === undefined;
   }
-
-  [dispose]() {
-    this.release();
-  }
-
-  [asyncDispose]() {
-    this.release();
-    return Promise.resolve();
-  }
 }
 
-rejectingMethods(Permits.prototype, asyncDispose);
+defineDisposal(Permits, 'release');
 
 module.exports = { Permits };

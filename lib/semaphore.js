@@ -5,11 +5,11 @@
 // behind the waiters (no barging) and every release goes to the addon, which hands the permits to
 // the oldest waiters directly.
 const native = require('./native');
-const { handleFor } = require('./handles');
+const { Primitive, wordsOf, handleOf, definePrimitive } = require('./primitive');
 const { tracing, traceBlockingNow } = require('./diagnostics');
 const { primer } = require('./prime');
-const { attach, attachForInit, defineLocation, defineSize } = require('./shared_memory');
-const { waitAsync, cancelPendingWaits } = require('./async_waits');
+const { attachForInit } = require('./shared_memory');
+const { waitAsync } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
 const {
   validateTimeout,
@@ -18,7 +18,6 @@ const {
   validateFunction,
 } = require('./validate');
 const { invalidArgType, outOfRange, corrupt } = require('./errors');
-const { rejectingMethods } = require('./promise_form');
 const { isAborted } = require('./signals');
 const { Permits } = require('./permits');
 const { runHolding } = require('./guard');
@@ -44,13 +43,8 @@ function interpret(settlement) {
   outcome(settlement, SEMAPHORE);
 }
 
-// Called by every constructor; primes this thread's contended paths the first time (prime.js).
-let prime;
-
-class Semaphore {
-  #word;
-  // The addon's handle of #word, made the first time this instance needs the addon.
-  #handle;
+class Semaphore extends Primitive {
+  #word = wordsOf(this);
 
   // new Semaphore(initialPermits = 0) allocates; new Semaphore(sab, byteOffset) and
   // new Semaphore({ buffer, byteOffset }) attach to a semaphore that already lives there.
@@ -75,29 +69,9 @@ class Semaphore {
         first,
       );
     }
-    const { buffer, byteOffset, words } = attach(location, layout);
-    if (initialPermits !== 0) Atomics.store(words, 0, initialPermits);
-    this.#word = words;
-    defineLocation(this, { buffer, byteOffset });
+    super(location, layout);
+    if (initialPermits !== 0) Atomics.store(this.#word, 0, initialPermits);
     prime();
-  }
-
-  // The round enters the slow paths on a semaphore of this thread's own: an acquisition whose
-  // time is already up, which the addon answers at once, and a release of a word marked as having
-  // waiters, which finds nobody queued. (An acquisition that has to wait cannot be answered at
-  // once: acquire() and tryAcquire() share the call into the addon in #take(), so this one primes
-  // both.)
-  static {
-    prime = primer(() => {
-      const semaphore = new Semaphore(new SharedArrayBuffer(WORDS * 4), 0);
-      const word = semaphore.#word;
-      return () => {
-        semaphore.tryAcquire(1, Number.MIN_VALUE);
-        Atomics.or(word, 0, WAITERS_BIT);
-        semaphore.release(1);
-        semaphore.acquire(1);
-      };
-    });
   }
 
   // Writes a semaphore with `permits` permits (and no waiters) at byteOffset of buffer and returns
@@ -135,7 +109,7 @@ class Semaphore {
     if (!isAborted(signal) && this.#tryTake(n)) return Promise.resolve();
     return waitAsync(
       this,
-      (record) => native.semaphoreAcquireAsync(this.#native, n, record),
+      (record) => native.semaphoreAcquireAsync(handleOf(this), n, record),
       { timeout, signal },
       interpret,
     );
@@ -164,12 +138,6 @@ class Semaphore {
     return runHolding(this.acquirePermitsAsync(n, options), fn);
   }
 
-  // Rejects every Promise wait that this thread queued through this object and that is still
-  // pending, with `reason` (default: an Error with code ERR_PARKLOCK_CANCELLED); returns how many.
-  cancelPendingWaits(reason) {
-    return cancelPendingWaits(this, reason);
-  }
-
   // Returns n permits; queued waiters are granted them oldest first. Throws RangeError (and
   // releases nothing) if the available permits would exceed Semaphore.MAX_PERMITS.
   release(n = 1) {
@@ -183,7 +151,7 @@ class Semaphore {
       if (witnessed === seen) return;
       seen = witnessed;
     }
-    if (!native.semaphoreReleaseSlow(this.#native, n)) throw this.#overflow(n, this.available);
+    if (!native.semaphoreReleaseSlow(handleOf(this), n)) throw this.#overflow(n, this.available);
   }
 
   // Permits available right now (not counting those already granted to waiters).
@@ -212,17 +180,9 @@ class Semaphore {
   // acquisition leaves the inlined part through outcome().
   #acquireSlow(n, timeoutMs) {
     const settlement = tracing()
-      ? traceBlockingNow('semaphore', () => native.semaphoreAcquireSlow(this.#native, n, timeoutMs))
-      : native.semaphoreAcquireSlow(this.#native, n, timeoutMs);
+      ? traceBlockingNow('semaphore', () => native.semaphoreAcquireSlow(handleOf(this), n, timeoutMs))
+      : native.semaphoreAcquireSlow(handleOf(this), n, timeoutMs);
     return settlement === ACQUIRED || outcome(settlement, SEMAPHORE);
-  }
-
-  // How many waits are queued on this semaphore now, in every thread (a snapshot).
-  get waiting() { return native.waiting(this.#native); } // prettier-ignore
-  get hasWaiters() { return this.waiting > 0; } // prettier-ignore
-
-  get #native() {
-    return (this.#handle ??= handleFor(this, this.#word, WORDS));
   }
 
   #overflow(n, available) {
@@ -235,7 +195,19 @@ class Semaphore {
   }
 }
 
-defineSize(Semaphore, layout);
-rejectingMethods(Semaphore.prototype, 'acquireAsync', 'acquirePermitsAsync');
+definePrimitive(Semaphore, layout, ['acquireAsync', 'acquirePermitsAsync']);
+
+// The round enters the slow paths on a semaphore of this thread's own: an acquisition whose time
+// is already up, which the addon answers at once (acquire() shares that call), and a release of a
+// word marked as having waiters, which finds nobody queued.
+const prime = primer(() => {
+  const semaphore = new Semaphore(new SharedArrayBuffer(WORDS * 4), 0);
+  return () => {
+    semaphore.tryAcquire(1, Number.MIN_VALUE);
+    Atomics.or(wordsOf(semaphore), 0, WAITERS_BIT);
+    semaphore.release(1);
+    semaphore.acquire(1);
+  };
+});
 
 module.exports = { Semaphore };

@@ -94,10 +94,4 @@ function defineLocation(target, { buffer, byteOffset }) {
   Object.defineProperty(target, 'byteOffset', { value: byteOffset, enumerable: true });
 }
 
-// Gives a primitive's class its static BYTES and ALIGN, read from the addon's layout.
-function defineSize(Class, layout) {
-  Object.defineProperty(Class, 'BYTES', { value: layout.BYTES, enumerable: true });
-  Object.defineProperty(Class, 'ALIGN', { value: layout.ALIGN, enumerable: true });
-}
-
-module.exports = { attach, attachForInit, defineLocation, defineSize, sharedInt32Length };
+module.exports = { attach, attachForInit, defineLocation, sharedInt32Length };

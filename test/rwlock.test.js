@@ -16,6 +16,7 @@ const {
   waitFor,
   withinLimit,
   isSettled,
+  testSignal,
   runWorkers,
   agentsPerTest,
 } = require('./helpers');
@@ -985,6 +986,137 @@ describe('RWLock: a thread blocking on a lock its own lockAsync waits for', () =
       assertFree(rw);
     });
   }
+});
+
+describe('RWLock#waitForUnlock', () => {
+  it('resolves at once, taking nothing, when the lock is free', async () => {
+    const rw = new RWLock();
+    assert.equal(await rw.waitForUnlock(), undefined);
+    assert.equal(await rw.waitForUnlock({ timeout: 0 }), undefined);
+    assertFree(rw);
+  });
+
+  it('rejects bad options and an aborted signal, locked in either mode or not, taking nothing', async () => {
+    const rw = new RWLock();
+    for (const take of [null, () => rw.lock(), () => rw.lockShared()]) {
+      const holder = take?.();
+      const before = words(rw);
+      await assert.rejects(rw.waitForUnlock(null), TYPE_ERROR);
+      await assert.rejects(rw.waitForUnlock({ timeout: -1 }), RANGE_ERROR);
+      await assert.rejects(rw.waitForUnlock({ signal: {} }), TYPE_ERROR);
+      const reason = new Error('aborted before');
+      await assert.rejects(rw.waitForUnlock({ signal: AbortSignal.abort(reason) }), (e) => e === reason);
+      assert.deepEqual(words(rw), before);
+      assert.equal(queued(rw), 0);
+      holder?.unlock();
+    }
+    await assert.rejects(RWLock.prototype.waitForUnlock.call({}), TYPE_ERROR);
+    await assert.rejects(RWLock.prototype.waitForUnlock.call(new (require('../lib').Mutex)()), TYPE_ERROR);
+    assertFree(rw);
+  });
+
+  for (const [mode, take, release] of [
+    ['write', 'lock', 'unlock'],
+    ['read', 'lockShared', 'unlockShared'],
+  ]) {
+    it(`resolves once a worker releases its ${mode} lock, without keeping the lock`, { timeout: 30_000 }, async () => {
+      const rw = new RWLock();
+      const agent = await startAgent(rw);
+      await agent.call(take);
+      const waiting = rw.waitForUnlock({ signal: testSignal() });
+      await waitFor(() => queued(rw) === 1, 'the wait to queue');
+      assert.equal(await isSettled(waiting), false);
+      await agent.call(release);
+      assert.equal(await withinLimit(waiting, 'waitForUnlock'), undefined);
+      assert.equal(rw.isLocked, false);
+      assert.equal(await agent.call('tryLock', { timeout: 0 }), true, 'the worker can take it again');
+      await agent.call('unlock');
+      assertFree(rw);
+    });
+  }
+
+  it('waits for every reader, and readers arriving after it wait behind it', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const agent = await startAgent(rw);
+    await agent.call('lockShared');
+    const mine = rw.lockShared();
+    const waiting = rw.waitForUnlock({ signal: testSignal() });
+    await waitFor(() => queued(rw) === 1, 'the wait to queue');
+    assert.equal(await agent.call('tryLockShared', { timeout: 0 }), false, 'a later reader queues behind it');
+    await agent.call('unlockShared');
+    assert.equal(await isSettled(waiting), false, 'still one reader');
+    mine.unlock();
+    await withinLimit(waiting, 'waitForUnlock');
+    assertFree(rw);
+  });
+
+  it('takes its turn in the FIFO queue: a lockSharedAsync queued before it gets the lock first', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const agent = await startAgent(rw);
+    await agent.call('lock');
+    const order = [];
+    const first = rw.lockSharedAsync({ signal: testSignal() }).then((guard) => {
+      order.push('lockSharedAsync');
+      return guard;
+    });
+    const unlocked = rw.waitForUnlock({ signal: testSignal() }).then(() => order.push('waitForUnlock'));
+    await waitFor(() => queued(rw) === 2, 'both waits to queue');
+    await agent.call('unlock');
+    const guard = await withinLimit(first, 'the first lockSharedAsync');
+    assert.equal(await isSettled(unlocked), false, 'still waiting while the reader holds it');
+    guard.unlock();
+    await withinLimit(unlocked, 'waitForUnlock');
+    assert.deepEqual(order, ['lockSharedAsync', 'waitForUnlock']);
+    assertFree(rw);
+  });
+
+  it('rejects with TimeoutError or signal.reason, leaving the worker holding the lock', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const agent = await startAgent(rw);
+    await agent.call('lock');
+    await assert.rejects(rw.waitForUnlock({ timeout: 10 }), { name: 'TimeoutError', code: 'ERR_PARKLOCK_TIMEOUT' });
+    const controller = new AbortController();
+    const waiting = rw.waitForUnlock({ signal: controller.signal });
+    await waitFor(() => queued(rw) === 1, 'the wait to queue');
+    const reason = new Error('stop waiting');
+    controller.abort(reason);
+    await assert.rejects(withinLimit(waiting, 'the aborted wait'), (e) => e === reason);
+    assert.equal((await agent.call('state')).mine, true);
+    assert.equal(queued(rw), 0);
+    await agent.call('unlock');
+    assertFree(rw);
+  });
+
+  for (const take of ['lockAsync', 'lockSharedAsync']) {
+    it(`on a thread holding the lock (${take}), waits until another task releases it`, async () => {
+      const rw = new RWLock();
+      const holder = await rw[take]();
+      const waiting = rw.waitForUnlock({ signal: testSignal() });
+      assert.equal(await isSettled(waiting), false);
+      setTimeout(() => holder.unlock(), 5); // another task of this thread
+      await withinLimit(waiting, 'waitForUnlock');
+      assertFree(rw);
+    });
+  }
+
+  it('rejects with the OwnerDiedError when the writer ended, its guard holding the write lock', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const agent = await startAgent(rw);
+    await agent.call('lock');
+    const owner = agent.worker.threadId;
+    agent.send('end', { how: 'exit' });
+    await withinLimit(agent.exited, 'the writer to exit');
+    const error = await rw.waitForUnlock().then(
+      () => assert.fail('resolved'),
+      (e) => e,
+    );
+    assert.ok(error instanceof OwnerDiedError);
+    assert.equal(error.threadId, owner);
+    assert.equal(rw.isWriteLockedByCurrentThread, true, 'not unlocked behind the caller\'s back');
+    error.guard.unlock();
+    await rw.waitForUnlock();
+    assertFree(rw);
+  });
 });
 
 describe('RWLock#executeLocked and #executeShared', () => {

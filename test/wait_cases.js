@@ -197,6 +197,20 @@ const WAIT_CASES = [
     },
   },
   {
+    name: 'RWLock#waitForUnlock',
+    setup() {
+      const rw = new RWLock();
+      const holder = rw.lockShared();
+      return {
+        wait: (options) => rw.waitForUnlock(options),
+        queued: () => queuedOn(rw, layouts.rwlock.WORDS),
+        release: () => holder.unlock(),
+        finish: () => {},
+        assertUntaken: () => assert.equal(rw.isLocked, false, 'the rwlock is free'),
+      };
+    },
+  },
+  {
     name: 'RWLock#executeLocked',
     setup() {
       const rw = new RWLock();

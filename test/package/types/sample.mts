@@ -85,6 +85,7 @@ const mutexBytes: number | undefined = layouts.mutex.BYTES;
 
 // Conveniences: waitForUnlock, permit guards, executeLocked / executeShared, cancelPendingWaits.
 const unlocked: void = await mutex.waitForUnlock(options);
+const readersGone: void = await rw.waitForUnlock(options);
 {
   using permits: Permits = slots.acquirePermits(2);
   const count: number = permits.permits;
@@ -117,5 +118,5 @@ rw.downgrade();
 const step: DeadlockStep | undefined = ({} as DeadlockError).cycle?.[0];
 const event: WaitEvent = { primitive: 'mutex', blocking: true, threadId: 0, startTime: 0 };
 
-export { unlocked, bounded, written, shared, cancelled };
+export { unlocked, readersGone, bounded, written, shared, cancelled };
 export { first, waiting, contended, holders, step, event };

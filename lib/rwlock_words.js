@@ -1,0 +1,172 @@
+'use strict';
+// The RWLock's two words (addon/rwlock.h: a state word and an owner word): what the state means,
+// which values are corrupt, the errors that name them, and the CAS steps that take a hold while
+// nobody is parked, each a function of the words.
+const native = require('./native');
+const { threadId } = require('./async_waits');
+const { vocabulary } = require('./outcomes');
+const { lockError, corrupt } = require('./errors');
+
+const layout = native.rwlockLayout;
+const { STATE_INDEX, OWNER_INDEX, WRITER, PARKED, UPGRADABLE, UPGRADING, READER_SHIFT } = layout;
+const { ONE_READER, MAX_READERS } = layout;
+
+// The modes of rwlockTakeOver().
+const SHARED = 0;
+const EXCLUSIVE = 1;
+const UPGRADABLE_MODE = 2;
+
+function readersOf(state) {
+  return state >>> READER_SHIFT;
+}
+
+// Values no operation writes (see the table in addon/rwlock.h).
+function isCorrupt(state) {
+  return (
+    state < 0 ||
+    ((state & WRITER) !== 0 && (readersOf(state) !== 0 || (state & (UPGRADABLE | UPGRADING)) !== 0)) ||
+    ((state & UPGRADABLE) !== 0 && readersOf(state) === 0) ||
+    (state & (UPGRADABLE | UPGRADING)) === UPGRADING ||
+    state === PARKED
+  );
+}
+
+const RWLOCK = vocabulary({
+  what: 'rwlock',
+  acquired: true,
+  timedOut: false,
+  deadlock:
+    'This thread holds the write lock or the upgradable read lock; this wait would wait for it forever',
+});
+const NOT_UPGRADER = 'Cannot upgrade: this thread does not hold the upgradable read lock';
+const UPGRADE = vocabulary({ what: 'rwlock', acquired: true, timedOut: false, notOwner: NOT_UPGRADER });
+
+function notOwner(message) {
+  return lockError('ERR_PARKLOCK_NOT_OWNER', message);
+}
+
+function upgradePending(what) {
+  return lockError(
+    'ERR_PARKLOCK_UPGRADE_PENDING',
+    `Cannot ${what}: an upgradeAsync() of this upgradable read lock is pending`,
+  );
+}
+
+function tooManyReaders() {
+  return lockError(
+    'ERR_PARKLOCK_TOO_MANY_READERS',
+    `The rwlock already has the most read holds it can count (${MAX_READERS})`,
+  );
+}
+
+// Why unlock() by a thread that does not hold the write lock fails.
+function notWriterMessage(state) {
+  if ((state & WRITER) !== 0) return 'Cannot unlock an rwlock write-locked by another thread';
+  if (readersOf(state) !== 0) return 'Cannot unlock() a read lock; use unlockShared()';
+  return 'Cannot unlock an rwlock that is not write-locked';
+}
+
+function tryLockNow(words) {
+  if (Atomics.compareExchange(words, STATE_INDEX, 0, WRITER) !== 0) return false;
+  Atomics.store(words, OWNER_INDEX, threadId);
+  return true;
+}
+
+// Adds a reader while there is no writer, nobody waits (no barging past waiters), and no upgrade
+// waits for the readers to leave.
+function tryLockSharedNow(words) {
+  let state = Atomics.load(words, STATE_INDEX);
+  while (state >= 0 && (state & (WRITER | PARKED | UPGRADING)) === 0) {
+    if (readersOf(state) >= MAX_READERS) throw tooManyReaders();
+    // The one corrupt value the mask lets through: an upgradable hold without its read hold.
+    if ((state & UPGRADABLE) !== 0 && readersOf(state) === 0) throw corrupt('rwlock');
+    const seen = Atomics.compareExchange(words, STATE_INDEX, state, state + ONE_READER);
+    if (seen === state) return true;
+    state = seen;
+  }
+  return false;
+}
+
+// Adds the upgradable reader while there is no writer, no upgradable holder and nobody waits.
+function tryLockUpgradableNow(words) {
+  let state = Atomics.load(words, STATE_INDEX);
+  // UPGRADING without UPGRADABLE is corrupt: left to the addon, which says so.
+  while (state >= 0 && (state & (WRITER | PARKED | UPGRADABLE | UPGRADING)) === 0) {
+    if (readersOf(state) >= MAX_READERS) throw tooManyReaders();
+    const seen = Atomics.compareExchange(words, STATE_INDEX, state, state + UPGRADABLE + ONE_READER);
+    if (seen === state) {
+      Atomics.store(words, OWNER_INDEX, threadId);
+      return true;
+    }
+    state = seen;
+  }
+  return false;
+}
+
+// The upgrade when this thread is the only reader and nobody waits: one CAS.
+function tryUpgradeNow(words) {
+  return (
+    Atomics.load(words, OWNER_INDEX) === threadId &&
+    Atomics.compareExchange(words, STATE_INDEX, UPGRADABLE | ONE_READER, WRITER) ===
+      (UPGRADABLE | ONE_READER)
+  );
+}
+
+// Throws unless this thread holds the upgradable read lock with no upgrade of it pending.
+function checkUpgrader(words) {
+  const state = Atomics.load(words, STATE_INDEX);
+  if (isCorrupt(state)) throw corrupt('rwlock');
+  if ((state & UPGRADABLE) === 0 || Atomics.load(words, OWNER_INDEX) !== threadId) {
+    throw notOwner(NOT_UPGRADER);
+  }
+  if ((state & UPGRADING) !== 0) throw upgradePending('upgrade again');
+}
+
+// This thread holds the write lock or the upgradable read lock: the holds the owner word names.
+function holdsNamed(words) {
+  return (
+    Atomics.load(words, OWNER_INDEX) === threadId &&
+    (Atomics.load(words, STATE_INDEX) & (WRITER | UPGRADABLE)) !== 0
+  );
+}
+
+// A try form that will not wait: false, unless the state is corrupt.
+function refused(words) {
+  if (isCorrupt(Atomics.load(words, STATE_INDEX))) throw corrupt('rwlock');
+  return false;
+}
+
+// The thread named by the owner word if the state has `bit` (a snapshot), or null.
+function namedHolder(words, bit) {
+  if ((Atomics.load(words, STATE_INDEX) & bit) === 0) return null;
+  const owner = Atomics.load(words, OWNER_INDEX);
+  return owner === 0 ? null : native.nodeThreadIdOf(owner);
+}
+
+// Whether this thread is the one the owner word names and the state has `bit`.
+function namesMe(words, bit) {
+  return (Atomics.load(words, STATE_INDEX) & bit) !== 0 && Atomics.load(words, OWNER_INDEX) === threadId;
+}
+
+module.exports = {
+  layout,
+  SHARED,
+  EXCLUSIVE,
+  UPGRADABLE_MODE,
+  RWLOCK,
+  UPGRADE,
+  readersOf,
+  isCorrupt,
+  notOwner,
+  upgradePending,
+  notWriterMessage,
+  tryLockNow,
+  tryLockSharedNow,
+  tryLockUpgradableNow,
+  tryUpgradeNow,
+  checkUpgrader,
+  holdsNamed,
+  refused,
+  namedHolder,
+  namesMe,
+};

@@ -1,0 +1,26 @@
+// Barrier, a reusable barrier.
+import { Primitive } from './primitive.js';
+import type { AsyncWaitOptions, SharedLocation } from './shared.js';
+
+/** A reusable barrier for a fixed number of parties (1 to 65535). */
+export class Barrier extends Primitive {
+  /** Allocates its own shared memory for `parties` parties. */
+  constructor(parties: number);
+  /** A barrier already initialized in caller memory (Barrier.BYTES bytes, aligned to Barrier.ALIGN). */
+  constructor(buffer: SharedArrayBuffer, byteOffset?: number);
+  /** What a Barrier becomes after postMessage / workerData. */
+  constructor(location: SharedLocation);
+  /** Writes a fresh barrier at that location (not for a barrier in use) and returns it. */
+  static init(buffer: SharedArrayBuffer, byteOffset: number, parties: number): Barrier;
+  readonly parties: number;
+  /**
+   * Arrives and blocks until all parties have arrived: true in exactly one party per generation
+   * (the last to arrive), false in the others. Throws TimeoutError after timeoutMs, having
+   * withdrawn the arrival (unless the generation completed meanwhile: then it returns false).
+   */
+  wait(timeoutMs?: number): boolean;
+  /** As wait(), never blocking; rejects with TimeoutError or `signal.reason` (withdrawing the arrival). */
+  waitAsync(options?: AsyncWaitOptions): Promise<boolean>;
+  /** As every primitive's; a cancelled wait withdraws its arrival (as an abort does). */
+  cancelPendingWaits(reason?: unknown): number;
+}

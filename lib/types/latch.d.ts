@@ -1,0 +1,25 @@
+// Latch, a single-use countdown latch.
+import { Primitive } from './primitive.js';
+import type { AsyncWaitOptions, SharedLocation } from './shared.js';
+
+/** A single-use countdown latch: waiters are released once the count reaches 0. */
+export class Latch extends Primitive {
+  /** Allocates its own shared memory holding `count` (an integer from 0 to 2^31-1). */
+  constructor(count: number);
+  /** A latch already in caller memory (Latch.BYTES bytes, aligned to Latch.ALIGN; zeroed = open). */
+  constructor(buffer: SharedArrayBuffer, byteOffset?: number);
+  /** What a Latch becomes after postMessage / workerData. */
+  constructor(location: SharedLocation);
+  /** Writes `count` at that location (not for a latch in use) and returns the latch there. */
+  static init(buffer: SharedArrayBuffer, byteOffset: number, count: number): Latch;
+  /** The count-downs still missing (0: open). */
+  readonly count: number;
+  /** Takes n (default 1) off the count; RangeError unless 1 <= n <= count. */
+  countDown(n?: number): void;
+  /** Blocks until the count is 0 (true) or timeoutMs passes (false). */
+  wait(timeoutMs?: number): boolean;
+  /** Resolves true when the count is 0, false on timeout; rejects with `signal.reason` on abort. */
+  waitAsync(options?: AsyncWaitOptions): Promise<boolean>;
+  /** Whether the count is 0 now; never waits. */
+  tryWait(): boolean;
+}

@@ -1,0 +1,42 @@
+// Semaphore, a strictly FIFO counting semaphore.
+import { Primitive } from './primitive.js';
+import type { AsyncWaitOptions, Permits, SharedLocation } from './shared.js';
+
+/**
+ * A strictly FIFO counting semaphore usable from any thread, blocking or with Promises. Once any
+ * request is queued, newcomers queue behind it (no barging), and releases hand permits to the
+ * oldest waiters directly, so a large request is never starved by small ones.
+ */
+export class Semaphore extends Primitive {
+  /** Allocates its own shared memory holding `initialPermits` (default 0) permits. */
+  constructor(initialPermits?: number);
+  /** A semaphore already in caller memory (Semaphore.BYTES bytes, aligned to Semaphore.ALIGN; zeroed = 0 permits). */
+  constructor(buffer: SharedArrayBuffer, byteOffset?: number);
+  /** What a Semaphore becomes after postMessage / workerData. */
+  constructor(location: SharedLocation);
+  /** Writes a semaphore with `permits` permits at that location (not for one in use) and returns it. */
+  static init(buffer: SharedArrayBuffer, byteOffset: number, permits: number): Semaphore;
+  /** The most permits a semaphore holds, and the largest single request or release (2^30 - 1). */
+  static readonly MAX_PERMITS: number;
+  /** Blocks this thread until `n` (default 1) permits are granted to it. */
+  acquire(n?: number): void;
+  /** Takes `n` permits if granted within timeoutMs (default 0: only if available now and nobody is queued). */
+  tryAcquire(n?: number, timeoutMs?: number): boolean;
+  /** Never blocks; rejects with TimeoutError or `signal.reason`, having taken nothing. */
+  acquireAsync(n?: number, options?: AsyncWaitOptions): Promise<void>;
+  /** Returns `n` permits. RangeError if the available permits would exceed MAX_PERMITS. */
+  release(n?: number): void;
+  /** acquire(n), returning a guard that releases the `n` permits once. */
+  acquirePermits(n?: number): Permits;
+  /** tryAcquire(n, timeoutMs), returning a guard if the permits were taken, null otherwise. */
+  tryAcquirePermits(n?: number, timeoutMs?: number): Permits | null;
+  /** acquireAsync(n, options), resolving to a guard that releases the `n` permits once. */
+  acquirePermitsAsync(n?: number, options?: AsyncWaitOptions): Promise<Permits>;
+  /**
+   * Acquires `n` (default 1) permits asynchronously, runs fn, always releases them; returns fn's
+   * result or rethrows its error. fn does not run if the permits are not acquired.
+   */
+  executeLocked<T>(fn: () => T | PromiseLike<T>, n?: number, options?: AsyncWaitOptions): Promise<Awaited<T>>;
+  /** Permits available now (not counting those already granted to waiters). */
+  readonly available: number;
+}
