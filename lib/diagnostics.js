@@ -14,22 +14,11 @@
 // contended wait.
 const dc = require('node:diagnostics_channel');
 const { threadId } = require('node:worker_threads');
-const { settled } = require('./native');
+const { traceName } = require('./outcomes');
 
 const startChannel = dc.channel('parklock:wait:start');
 const endChannel = dc.channel('parklock:wait:end');
 
-const OUTCOMES = new Map([
-  [settled.ACQUIRED, 'acquired'],
-  [settled.LEADER, 'acquired'],
-  [settled.TIMED_OUT, 'timed-out'],
-  [settled.CANCELLED, 'cancelled'],
-  [settled.OWNER_DIED, 'owner-died'],
-  [settled.DEADLOCK, 'deadlock'],
-  [settled.ALREADY_HELD, 'deadlock'],
-  [settled.NOT_EQUAL, 'not-equal'],
-  [undefined, 'interrupted'],
-]);
 
 function tracing() {
   return startChannel.hasSubscribers || endChannel.hasSubscribers;
@@ -43,7 +32,7 @@ function begin(primitive, blocking) {
 
 function finish(event, settlement) {
   event.duration = performance.now() - event.startTime;
-  event.outcome = OUTCOMES.get(settlement) || 'error';
+  event.outcome = traceName(settlement);
   if (endChannel.hasSubscribers) endChannel.publish(event);
 }
 

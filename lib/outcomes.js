@@ -7,8 +7,17 @@ const native = require('./native');
 const { lockError, corrupt, deadlockError, OwnerDiedError } = require('./errors');
 const { Guard } = require('./guard');
 
-const { ACQUIRED, TIMED_OUT, NOT_EQUAL, LEADER, OWNER_DIED, ALREADY_HELD, NOT_OWNER, DEADLOCK } =
-  native.settled;
+const {
+  ACQUIRED,
+  TIMED_OUT,
+  CANCELLED,
+  NOT_EQUAL,
+  LEADER,
+  OWNER_DIED,
+  ALREADY_HELD,
+  NOT_OWNER,
+  DEADLOCK,
+} = native.settled;
 
 // A settlement the primitive has no result for: reported as corruption of its words.
 const NONE = Symbol('no result');
@@ -64,4 +73,22 @@ function outcome(settlement, words, held) {
   return result;
 }
 
-module.exports = { vocabulary, outcome };
+// The `outcome` a parklock:wait:end event reports for `settlement` (./diagnostics.js); undefined
+// is a blocking wait whose thread is being terminated.
+const TRACE_NAMES = new Map([
+  [ACQUIRED, 'acquired'],
+  [LEADER, 'acquired'],
+  [TIMED_OUT, 'timed-out'],
+  [CANCELLED, 'cancelled'],
+  [OWNER_DIED, 'owner-died'],
+  [DEADLOCK, 'deadlock'],
+  [ALREADY_HELD, 'deadlock'],
+  [NOT_EQUAL, 'not-equal'],
+  [undefined, 'interrupted'],
+]);
+
+function traceName(settlement) {
+  return TRACE_NAMES.get(settlement) || 'error';
+}
+
+module.exports = { vocabulary, outcome, traceName };
