@@ -128,14 +128,18 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
   // prev, next, head: its place in queuedWaits while it is queued; cancel: for
   // cancelPendingWaits().
   const record = { settle: noop, owner, prev: null, next: null, head: null, cancel: undefined };
-  // Returns whether it cancelled the wait (false: it was cancelled already).
+  // Takes the queued wait out of the addon; settles it now unless its wake-up is on the way.
+  const cancelQueued = () => {
+    const now = native.cancel(queued);
+    if (now !== undefined) record.settle(now);
+  };
+  // Returns whether it cancelled the wait (false: it was cancelled already). Before the wait has
+  // its handle, only marks it: the handle's arrival cancels it (below).
   const cancel = (why) => {
     if (cancelled) return false;
     cancelled = true;
     reason = why;
-    if (queued === undefined) return true;
-    const now = native.cancel(queued);
-    if (now !== undefined) record.settle(now);
+    if (queued !== undefined) cancelQueued();
     return true;
   };
   let stopListening = noop;
@@ -193,6 +197,12 @@ function waitAsync(owner, begin, { timeout, signal }, interpret, timedOutValue) 
     last.next = record;
     head.prev = record;
     head.size += 1;
+    // Cancelled while queuing, before it had its handle (a 'parklock:wait:start' subscriber, run by
+    // traceQueued() above, aborted its signal): the addon has it queued, so cancel it there now.
+    if (cancelled) {
+      cancelQueued();
+      return;
+    }
     if (timeout !== Infinity) {
       timer = startTimer(timeout, () => cancel(new TimeoutError(`Timed out after ${timeout} ms`)));
     }

@@ -5,7 +5,10 @@
 const { describe, it } = require('node:test');
 const assert = require('node:assert/strict');
 const { Mutex, RWLock, Semaphore, Condition, Latch, Barrier, futex } = require('../lib');
-const { exitIfKeptAlive } = require('./helpers');
+const dc = require('node:diagnostics_channel');
+const { exitIfKeptAlive, queued, withinLimit } = require('./helpers');
+const native = require('../lib/native');
+const { pendingCount } = require('../lib/async_waits');
 
 exitIfKeptAlive();
 
@@ -106,5 +109,66 @@ describe('hostile values', () => {
     holder.unlock();
     m.lock().unlock();
     assert.equal(m.isLocked, false);
+  });
+
+  // A 'parklock:wait:start' subscriber runs while the Promise wait is being set up, after the addon
+  // has queued it: an abort from there must still take it out of the addon's queue, or it stays
+  // queued (keeping the thread alive) and later takes what it waited for for nobody.
+  describe('a signal aborted by a wait:start subscriber', () => {
+    const WAITS = {
+      'Mutex#lockAsync': () => {
+        const mutex = new Mutex();
+        const holder = mutex.lock();
+        return {
+          start: (signal) => mutex.lockAsync({ signal }),
+          queued: () => queued(mutex),
+          release: () => holder.unlock(),
+          check: () => assert.equal(mutex.isLocked, false, 'the aborted wait took nothing'),
+        };
+      },
+      'Semaphore#acquireAsync': () => {
+        const semaphore = new Semaphore(1);
+        semaphore.acquire();
+        const word = new Int32Array(semaphore.buffer, semaphore.byteOffset, 1);
+        return {
+          start: (signal) => semaphore.acquireAsync(1, { signal }),
+          queued: () => native.queuedCount(word, 0),
+          release: () => semaphore.release(),
+          check: () => assert.equal(semaphore.tryAcquire(), true, 'the aborted wait took no permit'),
+        };
+      },
+      'futex.waitAsync': () => {
+        const word = new Int32Array(new SharedArrayBuffer(4));
+        return {
+          start: (signal) => futex.waitAsync(word, 0, 0, { signal }),
+          queued: () => native.queuedCount(word, 0),
+          release: () => futex.notify(word, 0, 1),
+          check: () => {},
+        };
+      },
+    };
+    for (const [name, make] of Object.entries(WAITS)) {
+      it(`${name}: rejects with the reason and leaves nothing queued`, async () => {
+        const wait = make();
+        const controller = new AbortController();
+        const reason = new Error('aborted by the wait:start subscriber');
+        const onStart = () => controller.abort(reason);
+        dc.subscribe('parklock:wait:start', onStart);
+        let pending;
+        try {
+          pending = wait.start(controller.signal);
+        } finally {
+          dc.unsubscribe('parklock:wait:start', onStart);
+        }
+        try {
+          assert.equal(wait.queued(), 0, 'the aborted wait is not left queued in the addon');
+          assert.equal(pendingCount(), 0, 'no wait of this thread is left pending');
+        } finally {
+          wait.release();
+        }
+        await assert.rejects(withinLimit(pending, `${name} aborted at its start`), (error) => error === reason);
+        wait.check();
+      });
+    }
   });
 });
