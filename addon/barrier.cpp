@@ -27,24 +27,6 @@ BarrierWord::Arrival BarrierWord::arrive() noexcept {
   }
 }
 
-BarrierWord::WaitStatus BarrierWord::wait_for_generation(Generation generation,
-                                                         Deadline deadline) const {
-  for (;;) {
-    const std::int32_t seen = state_value();
-    if (generation_of(seen) != generation) return WaitStatus::kPassed;
-    switch (futex::wait(address(), seen, deadline, &kWaitSite)) {
-      case futex::WaitStatus::kWoken:
-      case futex::WaitStatus::kNotEqual:
-        continue;  // completed, or someone else arrived or left: the load decides
-      case futex::WaitStatus::kTimedOut:
-        if (generation_of(state_value()) != generation) return WaitStatus::kPassed;
-        return WaitStatus::kTimedOut;
-      case futex::WaitStatus::kInterrupted:
-        return WaitStatus::kInterrupted;
-    }
-  }
-}
-
 bool BarrierWord::leave(Generation generation) noexcept {
   // Acquire: finding the generation completed means passing the barrier, which must make the
   // other parties' writes visible just as a woken waiter's load does.
@@ -60,27 +42,33 @@ bool BarrierWord::leave(Generation generation) noexcept {
   }
 }
 
-BarrierWord::Outcome BarrierWord::arrive_and_wait(Deadline deadline) {
-  const Arrival arrival = arrive();
+Outcome BarrierWord::arrive_and_wait(Deadline deadline) {
+  ArriveStep step(*this);
+  return wait_blocking(step, deadline);
+}
+
+Outcome BarrierWord::ArriveStep::start(Waiter& waiter) {
+  const Arrival arrival = barrier_.arrive();
   switch (arrival.status) {
     case ArriveStatus::kLast:
       return Outcome::kLeader;
-    case ArriveStatus::kUninitialized:
-      return Outcome::kUninitialized;
-    case ArriveStatus::kCorrupt:
-      return Outcome::kCorrupt;
     case ArriveStatus::kJoined:
+      generation_ = arrival.generation;
+      return look(waiter);
+    case ArriveStatus::kUninitialized:
+    case ArriveStatus::kCorrupt:
       break;
   }
-  switch (wait_for_generation(arrival.generation, deadline)) {
-    case WaitStatus::kPassed:
-      return Outcome::kPassed;
-    case WaitStatus::kInterrupted:
-      return Outcome::kInterrupted;  // the arrival stands (see the header)
-    case WaitStatus::kTimedOut:
-      break;
-  }
-  return leave(arrival.generation) ? Outcome::kTimedOut : Outcome::kPassed;
+  return Outcome::kCorrupt;
+}
+
+std::optional<Outcome> BarrierWord::ArriveStep::finished(std::int32_t state) const {
+  if (generation_of(state) != generation_) return Outcome::kAcquired;
+  return std::nullopt;
+}
+
+Outcome BarrierWord::ArriveStep::on_cancelled(Waiter& /*waiter*/) {
+  return barrier_.leave(generation_) ? Outcome::kCancelled : Outcome::kAcquired;
 }
 
 Barrier::Barrier(std::int32_t parties) {
@@ -91,18 +79,11 @@ Barrier::Barrier(std::int32_t parties) {
 }
 
 std::optional<bool> Barrier::wait_until(Deadline deadline) {
-  switch (word().arrive_and_wait(deadline)) {
-    case BarrierWord::Outcome::kLeader:
-      return true;
-    case BarrierWord::Outcome::kPassed:
-      return false;
-    case BarrierWord::Outcome::kTimedOut:
-      return std::nullopt;
-    case BarrierWord::Outcome::kInterrupted:  // this thread has no interrupt of ours
-    case BarrierWord::Outcome::kUninitialized:
-    case BarrierWord::Outcome::kCorrupt:
-      break;
-  }
+  const Outcome outcome = word().arrive_and_wait(deadline);
+  if (outcome == Outcome::kLeader) return true;
+  if (outcome == Outcome::kAcquired) return false;
+  if (outcome == Outcome::kTimedOut) return std::nullopt;
+  // Not kInterrupted: this thread has no interrupt of ours.
   throw std::logic_error("parklock::Barrier: the barrier words are corrupt");
 }
 

@@ -18,17 +18,17 @@
 // cannot leave the barrier half-advanced), and a value with arrived >= parties is never written.
 // The last arrival then notifies every waiter of word [0] (futex::notify), in the same call.
 //
-// Waiting. A party that arrived in generation g (and was not last) waits while word [0] still
-// shows generation g: it futex-waits on the value it loaded, and loops on any early return (the
-// value changed because another party arrived or left, or a notify came from elsewhere). The
-// futex checks the value under the bucket lock and the leader notifies after its compare-and-swap,
-// so no wake-up is lost.
+// Waiting (ArriveStep). A party that arrived in generation g (and was not last) waits while word
+// [0] still shows generation g: it queues on the futex key while the word holds the value it
+// loaded, and loops on a value that changed (another party arrived or left) or an early wake-up
+// (a notify from elsewhere). The futex checks the value under the bucket lock and the leader
+// notifies after its compare-and-swap, so no wake-up is lost.
 //
 // Leaving. A waiter that times out (or is cancelled) withdraws its arrival with a compare-and-swap
 // arrived - 1, but only while word [0] still shows generation g: then the generation goes on
 // waiting for the others as if it had never arrived, and a later arrival of the same thread is
 // counted once. If the generation completed first (the compare-and-swap finds another generation)
-// the waiter has passed the barrier: it reports kPassed, not the timeout, so every generation
+// the waiter has passed the barrier: it reports kAcquired, not the timeout, so every generation
 // still has exactly `parties` passing parties and exactly one leader.
 //
 // An interrupted wait (the thread is being terminated) keeps its arrival: the party did arrive,
@@ -59,7 +59,9 @@
 
 #include "atomic_ref.h"
 #include "deadline.h"
+#include "futex.h"
 #include "parking_lot.h"
+#include "wait_step.h"
 
 namespace parklock {
 
@@ -102,10 +104,6 @@ class BarrierWord {
     Generation generation;  // the generation it arrived in
   };
 
-  enum class WaitStatus { kPassed, kTimedOut, kInterrupted };
-
-  enum class Outcome { kLeader, kPassed, kTimedOut, kInterrupted, kUninitialized, kCorrupt };
-
   explicit BarrierWord(std::int32_t* words) noexcept : words_(words) {}
 
   // Writes generation 0, nobody arrived, and `parties` (valid_parties). Not for a barrier in use.
@@ -116,15 +114,14 @@ class BarrierWord {
 
   Arrival arrive() noexcept;
 
-  // Blocks while the barrier is in `generation`. kTimedOut and kInterrupted leave the arrival
-  // counted: a timed-out caller that gives up must leave().
-  WaitStatus wait_for_generation(Generation generation, Deadline deadline) const;
-
   // Withdraws an arrival in `generation`: true if withdrawn, false if that generation has already
   // completed (the caller has passed the barrier).
   bool leave(Generation generation) noexcept;
 
-  // arrive(), then wait; a timeout leaves (or reports kPassed if the generation completed first).
+  class ArriveStep;
+
+  // ArriveStep, blocking: kLeader, kAcquired (passed), kTimedOut (withdrawn), kInterrupted (the
+  // arrival stands) or kCorrupt.
   Outcome arrive_and_wait(Deadline deadline = Deadline::never());
 
   std::int32_t parties() const noexcept { return parties_word().load(std::memory_order_acquire); }
@@ -143,6 +140,25 @@ class BarrierWord {
   }
 
   std::int32_t* words_;
+};
+
+// An arrival and the wait for its generation to complete: kLeader (this arrival completed it),
+// kAcquired (passed) or kCorrupt (uninitialized or corrupt words: nothing changed). A wait that
+// gives up (cancelled, timed out) withdraws its arrival, unless the generation completed first:
+// then it has passed (kAcquired). A wait abandoned otherwise (its thread stopping) keeps its
+// arrival.
+class BarrierWord::ArriveStep final : public futex::ChangeStep {
+ public:
+  explicit ArriveStep(BarrierWord barrier) noexcept
+      : ChangeStep(barrier.address(), &kWaitSite), barrier_(barrier) {}
+  Outcome start(Waiter& waiter) override;
+  Outcome on_cancelled(Waiter& waiter) override;
+
+ private:
+  std::optional<Outcome> finished(std::int32_t state) const override;
+
+  BarrierWord barrier_;
+  Generation generation_ = 0;  // the one it arrived in
 };
 
 // A self-contained barrier for C++ code, in the manner of std::barrier (without a completion

@@ -20,28 +20,33 @@ const void* word_of(const void* key) noexcept {
 
 const WaitSite kWaitSite{"futex", &word_of, nullptr, nullptr};
 
-WaitStatus wait(const std::int32_t* word, std::int32_t expected, Deadline deadline,
-                const WaitSite* site) {
-  parking_lot::ParkOptions options;
-  options.deadline = deadline;
-  options.site = site;
-  const ParkResult parked = parking_lot::park(
-      key(word), [&] { return holds(word, expected); }, options);
-  switch (parked.status) {
-    case ParkResult::Status::kInvalid:
-      return WaitStatus::kNotEqual;
-    case ParkResult::Status::kTimedOut:
-      return WaitStatus::kTimedOut;
-    case ParkResult::Status::kInterrupted:
-      return WaitStatus::kInterrupted;
-    case ParkResult::Status::kUnparked:
-      break;
+Outcome AwaitStep::start(Waiter& waiter) {
+  return enqueue_if_equal(word_, expected_, waiter) ? Outcome::kPending : Outcome::kNotEqual;
+}
+
+void AwaitStep::abandon(Waiter& /*waiter*/, WakeToken /*token*/) noexcept {
+  notify(word_, 1);
+}
+
+Outcome ChangeStep::look(Waiter& waiter) {
+  for (;;) {
+    const std::int32_t seen = value();
+    if (const std::optional<Outcome> outcome = finished(seen)) return *outcome;
+    if (enqueue_if_equal(word_, seen, waiter, site_)) return Outcome::kPending;
   }
-  if (parked.interrupted) {
-    notify(word, 1);  // this thread is leaving: the notification goes to the next waiter
-    return WaitStatus::kInterrupted;
-  }
-  return WaitStatus::kWoken;
+}
+
+std::int32_t ChangeStep::value() const noexcept {
+  return atomic_ref<const std::int32_t>(*word_).load(std::memory_order_acquire);
+}
+
+void ChangeStep::abandon(Waiter& /*waiter*/, WakeToken /*token*/) noexcept {
+  notify(word_, 1);
+}
+
+Outcome wait(const std::int32_t* word, std::int32_t expected, Deadline deadline) {
+  AwaitStep step(word, expected);
+  return wait_blocking(step, deadline);
 }
 
 bool enqueue_if_equal(const std::int32_t* word, std::int32_t expected, Waiter& waiter,

@@ -15,13 +15,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "deadline.h"
 #include "parking_lot.h"
+#include "wait_step.h"
 
 namespace parklock::futex {
-
-enum class WaitStatus { kWoken, kNotEqual, kTimedOut, kInterrupted };
 
 inline const void* key(const std::int32_t* word) noexcept {
   return reinterpret_cast<const char*>(word) + 1;
@@ -37,8 +37,57 @@ const void* word_of(const void* key) noexcept;
 // its own, with word_of as its address, so that diagnostics show what the waiter waits in.
 extern const WaitSite kWaitSite;
 
-WaitStatus wait(const std::int32_t* word, std::int32_t expected,
-                Deadline deadline = Deadline::never(), const WaitSite* site = &kWaitSite);
+// A wait for a notify() of `word`, queued only while the word holds `expected`: kAcquired
+// (notified) or kNotEqual. A notification is the whole wait, so a cancel that loses the race with
+// one still reports it (kAcquired); one that nobody takes goes to the next waiter.
+class AwaitStep final : public WaitStep {
+ public:
+  AwaitStep(const std::int32_t* word, std::int32_t expected) noexcept
+      : word_(word), expected_(expected) {}
+  Outcome start(Waiter& waiter) override;
+  Outcome resume(Waiter& /*waiter*/, WakeToken /*token*/) override { return Outcome::kAcquired; }
+  Outcome resume_cancelled(Waiter& waiter, WakeToken token) override {
+    return resume(waiter, token);
+  }
+  void abandon(Waiter& waiter, WakeToken token) noexcept override;
+
+ private:
+  const std::int32_t* const word_;
+  const std::int32_t expected_;
+};
+
+// AwaitStep, blocking: kAcquired, kNotEqual, kTimedOut or kInterrupted.
+Outcome wait(const std::int32_t* word, std::int32_t expected,
+             Deadline deadline = Deadline::never());
+
+// A wait of a primitive on the futex key of its word until the word shows what the waiter looks
+// for (a latch's release, a barrier's next generation), where whoever makes that change notifies
+// after it: each look finishes the wait or queues it while the word still holds the value looked
+// at, so no wake-up is lost. A wake-up only makes it look again. A cancel is settled by
+// on_cancelled(), also one that lost the race with a wake-up; a wake-up that nobody takes goes to
+// the next waiter, since it may have been a notify() meant for one.
+class ChangeStep : public WaitStep {
+ public:
+  Outcome resume(Waiter& waiter, WakeToken /*token*/) final { return look(waiter); }
+  Outcome resume_cancelled(Waiter& waiter, WakeToken /*token*/) final {
+    return on_cancelled(waiter);
+  }
+  void abandon(Waiter& waiter, WakeToken token) noexcept final;
+
+ protected:
+  ChangeStep(const std::int32_t* word, const WaitSite* site) noexcept : word_(word), site_(site) {}
+
+  // How the word's value `seen` (loaded with acquire) ends the wait, or nothing: wait on.
+  virtual std::optional<Outcome> finished(std::int32_t seen) const = 0;
+
+  Outcome look(Waiter& waiter);
+  // The word now (acquire).
+  std::int32_t value() const noexcept;
+
+ private:
+  const std::int32_t* const word_;
+  const WaitSite* const site_;
+};
 
 // Queues an asynchronous waiter if the word holds `expected`; false (not queued) otherwise.
 bool enqueue_if_equal(const std::int32_t* word, std::int32_t expected, Waiter& waiter,

@@ -27,21 +27,19 @@ LatchWord::CountDownResult LatchWord::count_down(std::int32_t n) noexcept {
   return {CountDownStatus::kReleased, 0};
 }
 
-LatchWord::WaitStatus LatchWord::wait(Deadline deadline) const {
-  for (;;) {
-    const std::int32_t seen = count();
-    if (seen == 0) return WaitStatus::kReleased;
-    if (seen < 0) return WaitStatus::kCorrupt;
-    switch (futex::wait(word_, seen, deadline, &kWaitSite)) {
-      case futex::WaitStatus::kWoken:
-      case futex::WaitStatus::kNotEqual:
-        continue;  // released, or merely counted down: the load decides
-      case futex::WaitStatus::kTimedOut:
-        return count() == 0 ? WaitStatus::kReleased : WaitStatus::kTimedOut;
-      case futex::WaitStatus::kInterrupted:
-        return WaitStatus::kInterrupted;
-    }
-  }
+Outcome LatchWord::wait(Deadline deadline) const {
+  AwaitStep step(*this);
+  return wait_blocking(step, deadline);
+}
+
+std::optional<Outcome> LatchWord::AwaitStep::finished(std::int32_t count) const {
+  if (count < 0) return Outcome::kCorrupt;
+  if (count == 0) return Outcome::kAcquired;
+  return std::nullopt;
+}
+
+Outcome LatchWord::AwaitStep::on_cancelled(Waiter& /*waiter*/) {
+  return finished(value()).value_or(Outcome::kCancelled);
 }
 
 Latch::Latch(std::int32_t count) : word_(0) {

@@ -12,12 +12,12 @@
 // that asks for more than is left fails without changing anything.
 //
 // Waking. The count-down that makes the word 0 notifies every waiter of the word (futex::notify),
-// in the same call as its compare-and-swap. Earlier count-downs wake nobody. A waiter loops:
-// load; 0 means released; otherwise futex-wait while the word still holds the value it loaded.
-// The futex checks that value under the bucket lock, so the releasing notify, which comes after
-// the word became 0, either finds the waiter queued or the waiter finds 0: no lost wake-up. A
-// waiter that returns early (it loaded a value that has since changed, or another user of the
-// futex notified the word) just loops with what is left of its deadline.
+// in the same call as its compare-and-swap. Earlier count-downs wake nobody. A waiter
+// (AwaitStep) loops: load; 0 means released; otherwise queue on the futex key while the word
+// still holds the value it loaded. The futex checks that value under the bucket lock, so the
+// releasing notify, which comes after the word became 0, either finds the waiter queued or the
+// waiter finds 0: no lost wake-up. A waiter woken early (another user of the futex notified the
+// word) just loops with what is left of its deadline.
 //
 // Memory order: every count-down is a release (acq_rel RMW, so the count-downs form one release
 // sequence) and a waiter's load of 0 is an acquire: whatever any thread wrote before its
@@ -34,10 +34,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 #include "atomic_ref.h"
 #include "deadline.h"
+#include "futex.h"
 #include "parking_lot.h"
+#include "wait_step.h"
 
 namespace parklock {
 
@@ -63,8 +66,6 @@ class LatchWord {
     std::int32_t count;
   };
 
-  enum class WaitStatus { kReleased, kTimedOut, kInterrupted, kCorrupt };
-
   explicit LatchWord(std::int32_t* words) noexcept : word_(words + kCountIndex) {}
 
   // Writes the initial count (0..kMaxCount; 0 is an open latch). Not for a latch in use.
@@ -72,9 +73,10 @@ class LatchWord {
 
   CountDownResult count_down(std::int32_t n = 1) noexcept;
 
-  // Blocks until the count is 0, the deadline passes or the thread's interrupt is requested. A wait
-  // that times out at the moment of the release reports kReleased: the count is checked last.
-  WaitStatus wait(Deadline deadline = Deadline::never()) const;
+  class AwaitStep;
+
+  // AwaitStep, blocking: kAcquired (open), kTimedOut, kInterrupted or kCorrupt.
+  Outcome wait(Deadline deadline = Deadline::never()) const;
 
   // The count now (acquire): negative only if the word is corrupt.
   std::int32_t count() const noexcept { return word().load(std::memory_order_acquire); }
@@ -87,6 +89,18 @@ class LatchWord {
   atomic_ref<std::int32_t> word() const noexcept { return atomic_ref<std::int32_t>(*word_); }
 
   std::int32_t* word_;
+};
+
+// A wait for the latch to open: kAcquired (open) or kCorrupt. A wait that gives up (cancelled,
+// timed out) as the latch opens reports it open: the count is checked last.
+class LatchWord::AwaitStep final : public futex::ChangeStep {
+ public:
+  explicit AwaitStep(LatchWord latch) noexcept : ChangeStep(latch.word_, &kWaitSite) {}
+  Outcome start(Waiter& waiter) override { return look(waiter); }
+  Outcome on_cancelled(Waiter& waiter) override;
+
+ private:
+  std::optional<Outcome> finished(std::int32_t count) const override;
 };
 
 // A self-contained latch for C++ code, in the manner of std::latch but with timed waits and
@@ -104,7 +118,7 @@ class Latch {
   void wait() const { word().wait(); }
   template <typename Rep, typename Period>
   bool wait_for(std::chrono::duration<Rep, Period> timeout) const {
-    return word().wait(Deadline::at(Clock::now() + timeout)) == LatchWord::WaitStatus::kReleased;
+    return word().wait(Deadline::at(Clock::now() + timeout)) == Outcome::kAcquired;
   }
   void arrive_and_wait(std::int32_t n = 1) {
     count_down(n);

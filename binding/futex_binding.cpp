@@ -19,39 +19,17 @@ std::int32_t expected_value(const Napi::CallbackInfo& info, std::size_t arg) {
   return info[arg].As<Napi::Number>().Int32Value();
 }
 
-// futexWait(int32Array, index, expected, timeoutMs) -> ACQUIRED | NOT_EQUAL | TIMED_OUT.
+// futexWait(int32Array, index, expected, timeoutMs) -> ACQUIRED | NOT_EQUAL | TIMED_OUT, blocking
+// this thread; futexWaitAsync(int32Array, index, expected, record) -> NOT_EQUAL or the queued
+// wait's handle.
 struct Wait {
-  static constexpr std::size_t kTimeoutArg = 3;
-  Wait(const Napi::CallbackInfo& info, ThreadId)
-      : word(shared_words(info, 0, 1)), expected(expected_value(info, 2)) {}
-  futex::WaitStatus run(BlockingWait& wait) { return futex::wait(word, expected, wait.deadline); }
-  const std::int32_t* word;
-  std::int32_t expected;
-};
-
-// futexWaitAsync(int32Array, index, expected, record) -> NOT_EQUAL or the queued wait's handle.
-class WaitAsync final : public WaitStep {
- public:
-  static constexpr std::size_t kRecordArg = 3;
-  WaitAsync(const Napi::CallbackInfo& info, ThreadId)
-      : word_(shared_words(info, 0, 1)), expected_(expected_value(info, 2)) {}
-
-  Settlement start(Waiter& waiter) override {
-    return futex::enqueue_if_equal(word_, expected_, waiter) ? settled::kPending
-                                                             : settled::kNotEqual;
+  using Step = futex::AwaitStep;
+  static constexpr std::size_t kLastArg = 3;
+  // JavaScript keeps the word valid: the pending wait's record holds the Int32Array.
+  static auto arguments(const Napi::CallbackInfo& info, ThreadId /*self*/) {
+    const std::int32_t* word = shared_words(info, 0, 1);
+    return std::make_tuple(word, expected_value(info, 2));
   }
-
-  // A notification is the whole wait; nothing to do but report it (also when a cancel lost the
-  // race: the waiter was woken first, and says so).
-  Settlement resume(Waiter&, WakeToken) override { return settled::kAcquired; }
-
-  // Nobody takes this notification any more: it goes to the next waiter, as a sync waiter's would.
-  void abandon(Waiter&, WakeToken) noexcept override { futex::notify(word_, 1); }
-
- private:
-  // Kept valid by JavaScript: the pending wait's record holds the Int32Array.
-  const std::int32_t* const word_;
-  const std::int32_t expected_;
 };
 
 // futexNotify(int32Array, index, count) -> number woken; count may be Infinity.
@@ -69,8 +47,8 @@ Napi::Value notify(const Napi::CallbackInfo& info) {
 }
 
 const Exports registered([](Napi::Env env, Napi::Object exports) {
-  exports.Set("futexWait", Napi::Function::New(env, blocking_call<Wait>, "futexWait"));
-  exports.Set("futexWaitAsync", Napi::Function::New(env, start_async<WaitAsync>, "futexWaitAsync"));
+  exports.Set("futexWait", Napi::Function::New(env, blocking_wait<Wait>, "futexWait"));
+  exports.Set("futexWaitAsync", Napi::Function::New(env, promise_wait<Wait>, "futexWaitAsync"));
   exports.Set("futexNotify", Napi::Function::New(env, notify, "futexNotify"));
 });
 

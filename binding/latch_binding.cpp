@@ -5,7 +5,6 @@
 
 #include "errors.h"
 #include "exports.h"
-#include "futex.h"
 #include "handle.h"
 #include "latch.h"
 #include "wait_calls.h"
@@ -44,65 +43,21 @@ Napi::Value count_down(const Napi::CallbackInfo& info) {
   throw_corrupt(info.Env(), "latch");
 }
 
-// latchWait(handle, timeoutMs) -> ACQUIRED (open) | TIMED_OUT | CORRUPT; blocks.
+// latchWait(handle, timeoutMs) -> ACQUIRED (open) | TIMED_OUT | CORRUPT, blocking this thread;
+// latchWaitAsync(handle, record) -> ACQUIRED, CORRUPT, or the queued wait's handle.
 struct Wait {
-  static constexpr std::size_t kTimeoutArg = 1;
-  Wait(const Napi::CallbackInfo& info, ThreadId)
-      : latch(words_of(info, 0, LatchWord::kWordCount)) {}
-  LatchWord::WaitStatus run(BlockingWait& wait) { return latch.wait(wait.deadline); }
-  LatchWord latch;
-};
-
-// latchWaitAsync(handle, record) -> ACQUIRED, CORRUPT, or the queued wait's handle:
-// LatchWord::wait's loop, one futex wait per step, each queued on the count it last saw.
-class WaitAsync final : public WaitStep {
- public:
-  static constexpr std::size_t kRecordArg = 1;
-  WaitAsync(const Napi::CallbackInfo& info, ThreadId)
-      : words_(words_of(info, 0, LatchWord::kWordCount)) {}
-
-  Settlement start(Waiter& waiter) override { return step(waiter); }
-
-  // Woken: by the release, by a count-down's change of the word, or by a futex.notify from
-  // elsewhere; the count decides. A cancel that lost the race is still a cancel, unless the
-  // latch opened: as for a timed wait, the count is checked last.
-  Settlement resume(Waiter& waiter, WakeToken) override { return step(waiter); }
-
-  // A cancel that lost the race with a wake-up is still a cancel, unless the wait is over.
-  Settlement resume_cancelled(Waiter& waiter, WakeToken) override { return on_cancelled(waiter); }
-
-  Settlement on_cancelled(Waiter&) override {
-    const std::int32_t count = LatchWord(words_).count();
-    if (count < 0) return settled::kCorrupt;
-    return count == 0 ? settled::kAcquired : settled::kCancelled;
+  using Step = LatchWord::AwaitStep;
+  static constexpr std::size_t kLastArg = 1;
+  // The handle, which the pending wait's record holds through the Latch, keeps the word valid.
+  static auto arguments(const Napi::CallbackInfo& info, ThreadId /*self*/) {
+    return std::make_tuple(LatchWord(words_of(info, 0, LatchWord::kWordCount)));
   }
-
-  // The notification may have been meant for one waiter (futex.notify): it goes to the next.
-  void abandon(Waiter&, WakeToken) noexcept override { futex::notify(count_word(), 1); }
-
- private:
-  const std::int32_t* count_word() const { return words_ + LatchWord::kCountIndex; }
-
-  Settlement step(Waiter& waiter) {
-    for (;;) {
-      const std::int32_t count = LatchWord(words_).count();
-      if (count < 0) return settled::kCorrupt;
-      if (count == 0) return settled::kAcquired;
-      // Queued only while the word still holds `count`: the release, which notifies after the
-      // word became 0, finds it queued or it finds 0.
-      if (futex::enqueue_if_equal(count_word(), count, waiter, &LatchWord::kWaitSite))
-        return settled::kPending;
-    }
-  }
-
-  // Kept valid by the handle, which the pending wait's record holds through the Latch.
-  std::int32_t* const words_;
 };
 
 const Exports registered([](Napi::Env env, Napi::Object exports) {
   exports.Set("latchCountDown", Napi::Function::New(env, count_down, "latchCountDown"));
-  exports.Set("latchWait", Napi::Function::New(env, blocking_call<Wait>, "latchWait"));
-  exports.Set("latchWaitAsync", Napi::Function::New(env, start_async<WaitAsync>, "latchWaitAsync"));
+  exports.Set("latchWait", Napi::Function::New(env, blocking_wait<Wait>, "latchWait"));
+  exports.Set("latchWaitAsync", Napi::Function::New(env, promise_wait<Wait>, "latchWaitAsync"));
 
   Napi::Object layout = new_layout<LatchWord>(env);
   layout.Set("COUNT_INDEX", static_cast<double>(LatchWord::kCountIndex));

@@ -2,10 +2,7 @@
 // kPending: the asynchronous wait goes on.
 #pragma once
 
-#include "barrier.h"
 #include "condition.h"
-#include "futex.h"
-#include "latch.h"
 #include "mutex.h"
 #include "rwlock.h"
 #include "semaphore.h"
@@ -110,53 +107,6 @@ constexpr Settlement settlement_of(SemaphoreWord::AsyncStep step) {
       return settled::kPending;
     case SemaphoreWord::AsyncStep::kCorrupt:
     case SemaphoreWord::AsyncStep::kBadCount:
-      break;
-  }
-  return settled::kCorrupt;
-}
-
-constexpr Settlement settlement_of(futex::WaitStatus status) {
-  switch (status) {
-    case futex::WaitStatus::kWoken:
-      return settled::kAcquired;
-    case futex::WaitStatus::kNotEqual:
-      return settled::kNotEqual;
-    case futex::WaitStatus::kTimedOut:
-      return settled::kTimedOut;
-    case futex::WaitStatus::kInterrupted:
-      break;
-  }
-  return settled::kInterrupted;
-}
-
-constexpr Settlement settlement_of(LatchWord::WaitStatus status) {
-  switch (status) {
-    case LatchWord::WaitStatus::kReleased:
-      return settled::kAcquired;
-    case LatchWord::WaitStatus::kTimedOut:
-      return settled::kTimedOut;
-    case LatchWord::WaitStatus::kInterrupted:
-      return settled::kInterrupted;
-    case LatchWord::WaitStatus::kCorrupt:
-      break;
-  }
-  return settled::kCorrupt;
-}
-
-// kTimedOut: the arrival was withdrawn. kUninitialized cannot happen where JavaScript has read
-// the parties word first (it is written once); after that it means overwritten memory.
-constexpr Settlement settlement_of(BarrierWord::Outcome outcome) {
-  switch (outcome) {
-    case BarrierWord::Outcome::kLeader:
-      return settled::kLeader;
-    case BarrierWord::Outcome::kPassed:
-      return settled::kAcquired;
-    case BarrierWord::Outcome::kTimedOut:
-      return settled::kTimedOut;
-    case BarrierWord::Outcome::kInterrupted:
-      return settled::kInterrupted;
-    case BarrierWord::Outcome::kUninitialized:
-    case BarrierWord::Outcome::kCorrupt:
       break;
   }
   return settled::kCorrupt;

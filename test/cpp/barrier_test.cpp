@@ -1,7 +1,8 @@
 // Tests of the reusable barrier (barrier.h) with real threads: the state transitions, exactly one
 // leader and no early pass in every generation, withdrawal on timeout (and the timeout that loses
 // to the completion counting as passed), interrupts, uninitialized and corrupt words, generation
-// wrap-around, and the self-contained Barrier class.
+// wrap-around, the one arrive step run as a Promise wait and blocking, and the self-contained
+// Barrier class.
 #include "barrier.h"
 
 #include <gtest/gtest.h>
@@ -26,12 +27,12 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::kHangGuardMs;
+using testing::PromiseWait;
+using testing::StartBlockingWait;
 using testing::ThreadGroup;
 using testing::WaitUntil;
 using testing::with_interrupt;
 using ArriveStatus = BarrierWord::ArriveStatus;
-using Outcome = BarrierWord::Outcome;
-using WaitStatus = BarrierWord::WaitStatus;
 
 // A deadline for waits that should complete: a lost wake-up then ends as kTimedOut, a readable
 // failure, instead of hanging the suite.
@@ -73,10 +74,6 @@ TEST_F(BarrierWordTest, ArrivalsCountUpAndTheLastMovesToTheNextGeneration) {
   EXPECT_EQ(arrival.status, ArriveStatus::kLast);
   EXPECT_EQ(arrival.generation, 0u);
   EXPECT_EQ(state(), State(1, 0)) << "generation 1, nobody arrived";
-
-  // The waiters of generation 0 have passed; one of generation 1 has not.
-  EXPECT_EQ(barrier_.wait_for_generation(0, Deadline::never()), WaitStatus::kPassed);
-  EXPECT_EQ(barrier_.wait_for_generation(1, Deadline::after_ms(0)), WaitStatus::kTimedOut);
   EXPECT_EQ(queued(), 0u);
 }
 
@@ -89,12 +86,15 @@ TEST_F(BarrierWordTest, OnePartyLeadsEveryGeneration) {
 }
 
 TEST_F(BarrierWordTest, TheGenerationWrapsAroundAfter65535) {
-  set_words(State(0xFFFF, 1), 2);
+  set_words(State(0xFFFF, 0), 2);
+  BarrierWord::ArriveStep step(barrier_);
+  PromiseWait waiting(step);
+  ASSERT_EQ(waiting.Start(), Outcome::kPending);
   auto arrival = barrier_.arrive();
   EXPECT_EQ(arrival.status, ArriveStatus::kLast);
   EXPECT_EQ(arrival.generation, 0xFFFFu);
   EXPECT_EQ(state(), 0) << "generation 65535 is followed by generation 0";
-  EXPECT_EQ(barrier_.wait_for_generation(0xFFFF, Deadline::never()), WaitStatus::kPassed);
+  EXPECT_EQ(waiting.Settle(), Outcome::kAcquired) << "generation 65535 has passed";
 }
 
 TEST_F(BarrierWordTest, LeaveWithdrawsOnlyWhileTheGenerationIsCurrent) {
@@ -123,7 +123,7 @@ TEST_F(BarrierWordTest, ALeaveThatFindsNobodyArrivedInItsGenerationNumberChanges
 
 TEST_F(BarrierWordTest, ZeroedMemoryIsUninitializedAndChangesNothing) {
   EXPECT_EQ(barrier_.arrive().status, ArriveStatus::kUninitialized);
-  EXPECT_EQ(barrier_.arrive_and_wait(), Outcome::kUninitialized) << "no deadline: must not hang";
+  EXPECT_EQ(barrier_.arrive_and_wait(), Outcome::kCorrupt) << "no deadline: must not hang";
   EXPECT_EQ(state(), 0);
   EXPECT_EQ(parties_word(), 0);
   EXPECT_EQ(queued(), 0u);
@@ -165,7 +165,7 @@ TEST_F(BarrierWordTest, ATimedOutWaiterWithdrawsSoTheNextGenerationIsExact) {
         case Outcome::kLeader:
           leaders.fetch_add(1);
           break;
-        case Outcome::kPassed:
+        case Outcome::kAcquired:
           passed.fetch_add(1);
           break;
         default:
@@ -187,11 +187,11 @@ TEST_F(BarrierWordTest, AWaiterBlockedWhileOthersArriveIsReleasedByTheLastOnly) 
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
   EXPECT_EQ(barrier_.arrive().status, ArriveStatus::kJoined);
   // The second arrival changed the word, but wakes nobody.
-  EXPECT_EQ(barrier_.wait_for_generation(0, Deadline::after_ms(5)), WaitStatus::kTimedOut);
+  std::this_thread::sleep_for(5ms);
   EXPECT_EQ(queued(), 1u);
   EXPECT_EQ(barrier_.arrive().status, ArriveStatus::kLast);
   threads.JoinOrAbort();
-  EXPECT_EQ(outcome, Outcome::kPassed);
+  EXPECT_EQ(outcome, Outcome::kAcquired);
   EXPECT_EQ(queued(), 0u);
 }
 
@@ -236,7 +236,7 @@ TEST_F(BarrierWordTest, ManyGenerationsExactlyOneLeaderEachAndNobodyPassesEarly)
           case Outcome::kLeader:
             leaders[g].fetch_add(1);
             break;
-          case Outcome::kPassed:
+          case Outcome::kAcquired:
             break;
           default:
             failed.fetch_add(1);
@@ -284,7 +284,7 @@ TEST_F(BarrierWordTest, TimeoutsAndRetriesKeepEveryGenerationExact) {
         }
         if (outcome == Outcome::kLeader) {
           leaders[round].fetch_add(1);
-        } else if (outcome != Outcome::kPassed) {
+        } else if (outcome != Outcome::kAcquired) {
           failed.fetch_add(1);
           return;
         }
@@ -324,7 +324,7 @@ TEST_F(BarrierWordTest, MoreThreadsThanPartiesFormWholeGenerations) {
         const Outcome outcome = barrier_.arrive_and_wait(HangGuard());
         if (outcome == Outcome::kLeader) {
           leaders.fetch_add(1);
-        } else if (outcome != Outcome::kPassed) {
+        } else if (outcome != Outcome::kAcquired) {
           failed.fetch_add(1);
           break;
         }
@@ -368,6 +368,84 @@ TEST_F(BarrierWordTest, MoreThreadsThanPartiesFormWholeGenerations) {
   EXPECT_EQ(static_cast<std::uint32_t>(leaders.load()), generations);
   EXPECT_EQ(static_cast<std::uint32_t>(passes.load() + filled), generations * kParties)
       << "every arrival belongs to exactly one complete generation";
+  EXPECT_EQ(queued(), 0u);
+}
+
+// The one arrive step serves both forms: a Promise wait and a blocking wait pass when the last
+// party arrives, whichever form that party takes, and the last is the leader.
+TEST_F(BarrierWordTest, OneArriveStepServesAPromiseWaitAndABlockingWait) {
+  barrier_.init(3);
+  BarrierWord::ArriveStep promise_step(barrier_);
+  PromiseWait promise(promise_step);
+  ASSERT_EQ(promise.Start(), Outcome::kPending);
+  EXPECT_EQ(state(), State(0, 1));
+  std::atomic<Outcome> blocking{Outcome::kPending};
+  ThreadGroup threads;
+  StartBlockingWait<BarrierWord::ArriveStep>(threads, blocking, barrier_);
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 2; }));
+  EXPECT_EQ(barrier_.arrive().status, ArriveStatus::kLast);
+  EXPECT_EQ(promise.Settle(), Outcome::kAcquired);
+  threads.JoinOrAbort();
+  EXPECT_EQ(blocking.load(), Outcome::kAcquired);
+  EXPECT_EQ(state(), State(1, 0));
+
+  // Generation 1: a blocking waiter, and a Promise wait as the last arrival.
+  StartBlockingWait<BarrierWord::ArriveStep>(threads, blocking, barrier_);
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
+  EXPECT_EQ(barrier_.arrive().status, ArriveStatus::kJoined);
+  BarrierWord::ArriveStep leader_step(barrier_);
+  PromiseWait leader(leader_step);
+  EXPECT_EQ(leader.Start(), Outcome::kLeader);
+  threads.JoinOrAbort();
+  EXPECT_EQ(blocking.load(), Outcome::kAcquired);
+  EXPECT_EQ(state(), State(2, 0));
+  EXPECT_EQ(queued(), 0u);
+
+  set_words(0, 0);
+  BarrierWord::ArriveStep uninitialized_step(barrier_);
+  PromiseWait uninitialized(uninitialized_step);
+  EXPECT_EQ(uninitialized.Start(), Outcome::kCorrupt);
+}
+
+// A cancelled Promise wait withdraws its arrival, unless its generation completed first (also
+// when the leader's wake-up was already on its way): then it has passed.
+TEST_F(BarrierWordTest, APromiseWaitCancelledWithdrawsUnlessItsGenerationCompleted) {
+  barrier_.init(2);
+  BarrierWord::ArriveStep withdrawn_step(barrier_);
+  PromiseWait withdrawn(withdrawn_step);
+  ASSERT_EQ(withdrawn.Start(), Outcome::kPending);
+  EXPECT_EQ(state(), State(0, 1));
+  EXPECT_EQ(withdrawn.Cancel(), Outcome::kCancelled);
+  EXPECT_EQ(state(), State(0, 0)) << "withdrawn";
+  EXPECT_EQ(queued(), 0u);
+
+  BarrierWord::ArriveStep passed_step(barrier_);
+  PromiseWait passed(passed_step);
+  ASSERT_EQ(passed.Start(), Outcome::kPending);
+  EXPECT_EQ(barrier_.arrive().status, ArriveStatus::kLast);
+  ASSERT_TRUE(passed.waiter().WaitForWakes(1));
+  EXPECT_EQ(passed.Cancel(), Outcome::kAcquired) << "the generation completed first";
+  EXPECT_EQ(state(), State(1, 0)) << "a late cancel changes nothing";
+}
+
+// A waiter that gives up a wake-up without withdrawing (its thread stopping) keeps its arrival and
+// passes the wake-up on: it may have been a notify meant for one waiter.
+TEST_F(BarrierWordTest, AWakeUpAbandonedGoesToTheNextWaiterAndTheArrivalStands) {
+  barrier_.init(3);
+  BarrierWord::ArriveStep first_step(barrier_);
+  PromiseWait first(first_step);
+  ASSERT_EQ(first.Start(), Outcome::kPending);
+  BarrierWord::ArriveStep second_step(barrier_);
+  PromiseWait second(second_step);
+  ASSERT_EQ(second.Start(), Outcome::kPending);
+  EXPECT_EQ(futex::notify(barrier_.address(), 1), 1u);
+  ASSERT_TRUE(first.waiter().WaitForWakes(1));
+  EXPECT_EQ(second.waiter().wake_count(), 0u);
+  first_step.abandon(first.waiter(), first.waiter().last_token());
+  EXPECT_EQ(second.Settle(), Outcome::kPending) << "woken early: queued again";
+  EXPECT_EQ(state(), State(0, 2)) << "the abandoned arrival stands";
+  EXPECT_EQ(barrier_.arrive().status, ArriveStatus::kLast);
+  EXPECT_EQ(second.Settle(), Outcome::kAcquired);
   EXPECT_EQ(queued(), 0u);
 }
 

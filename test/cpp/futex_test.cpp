@@ -1,9 +1,10 @@
-// futex::wait / notify with real threads.
+// futex::wait / notify with real threads, and the one wait step run as a Promise wait and blocking.
 #include "futex.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 
 #include "atomic_ref.h"
@@ -13,19 +14,21 @@ namespace parklock {
 namespace {
 
 using testing::kWaitLimitMs;
+using testing::PromiseWait;
 using testing::RecordingWaiter;
+using testing::StartBlockingWait;
 using testing::ThreadGroup;
 using testing::WaitUntil;
 
 TEST(FutexTest, WaitReturnsAtOnceWhenTheValueDiffers) {
   alignas(4) std::int32_t word = 1;
-  EXPECT_EQ(futex::wait(&word, 0, Deadline::never()), futex::WaitStatus::kNotEqual);
+  EXPECT_EQ(futex::wait(&word, 0, Deadline::never()), Outcome::kNotEqual);
   EXPECT_EQ(futex::queued_count(&word), 0u);
 }
 
 TEST(FutexTest, WaitTimesOutAndLeavesTheQueue) {
   alignas(4) std::int32_t word = 0;
-  EXPECT_EQ(futex::wait(&word, 0, Deadline::after_ms(2)), futex::WaitStatus::kTimedOut);
+  EXPECT_EQ(futex::wait(&word, 0, Deadline::after_ms(2)), Outcome::kTimedOut);
   EXPECT_EQ(futex::queued_count(&word), 0u);
 }
 
@@ -36,7 +39,7 @@ TEST(FutexTest, NotifyWakesAtMostCountWaitersOldestFirst) {
   ThreadGroup waiters;
   for (int i = 0; i < kWaiters; ++i) {
     waiters.Start([&] {
-      EXPECT_EQ(futex::wait(&word, 0, Deadline::after_ms(kWaitLimitMs)), futex::WaitStatus::kWoken);
+      EXPECT_EQ(futex::wait(&word, 0, Deadline::after_ms(kWaitLimitMs)), Outcome::kAcquired);
       woken.fetch_add(1);
     });
   }
@@ -85,6 +88,85 @@ TEST(FutexTest, NoWakeUpIsLostBetweenCheckAndSleep) {
     }
   });
   threads.JoinOrAbort();
+  EXPECT_EQ(futex::queued_count(&word), 0u);
+}
+
+// The one wait step serves both forms, oldest first: a Promise wait queued first, a blocking wait
+// behind it.
+TEST(FutexTest, OneAwaitStepServesAPromiseWaitAndABlockingWait) {
+  alignas(4) std::int32_t word = 0;
+  futex::AwaitStep other_value(&word, 1);
+  PromiseWait not_equal(other_value);
+  EXPECT_EQ(not_equal.Start(), Outcome::kNotEqual);
+
+  futex::AwaitStep promise_step(&word, 0);
+  PromiseWait promise(promise_step);
+  ASSERT_EQ(promise.Start(), Outcome::kPending);
+  std::atomic<Outcome> blocking{Outcome::kPending};
+  ThreadGroup threads;
+  StartBlockingWait<futex::AwaitStep>(threads, blocking, &word, 0);
+  ASSERT_TRUE(WaitUntil([&] { return futex::queued_count(&word) == 2; }));
+  EXPECT_EQ(futex::notify(&word, 1), 1u);
+  EXPECT_EQ(promise.Settle(), Outcome::kAcquired);
+  EXPECT_EQ(blocking.load(), Outcome::kPending);
+  EXPECT_EQ(futex::notify(&word, 1), 1u);
+  threads.JoinOrAbort();
+  EXPECT_EQ(blocking.load(), Outcome::kAcquired);
+  EXPECT_EQ(futex::queued_count(&word), 0u);
+}
+
+// A cancelled Promise wait leaves the queue; one whose notification was already on its way
+// reports it.
+TEST(FutexTest, APromiseWaitCancelledReportsANotificationThatCameFirst) {
+  alignas(4) std::int32_t word = 0;
+  futex::AwaitStep queued_step(&word, 0);
+  PromiseWait queued(queued_step);
+  ASSERT_EQ(queued.Start(), Outcome::kPending);
+  EXPECT_EQ(queued.Cancel(), Outcome::kCancelled);
+  EXPECT_EQ(futex::queued_count(&word), 0u);
+
+  futex::AwaitStep notified_step(&word, 0);
+  PromiseWait notified(notified_step);
+  ASSERT_EQ(notified.Start(), Outcome::kPending);
+  EXPECT_EQ(futex::notify(&word, 1), 1u);
+  ASSERT_TRUE(notified.waiter().WaitForWakes(1));
+  EXPECT_EQ(notified.Cancel(), Outcome::kAcquired);
+  EXPECT_EQ(futex::notify(&word, 1), 0u) << "the notification was taken, not passed on";
+}
+
+// A notification that its waiter gives up goes to the next waiter, Promise or blocking.
+TEST(FutexTest, ANotificationAbandonedGoesToTheNextWaiter) {
+  alignas(4) std::int32_t word = 0;
+  futex::AwaitStep first_step(&word, 0);
+  PromiseWait first(first_step);
+  ASSERT_EQ(first.Start(), Outcome::kPending);
+  std::atomic<Outcome> blocking{Outcome::kPending};
+  ThreadGroup threads;
+  StartBlockingWait<futex::AwaitStep>(threads, blocking, &word, 0);
+  ASSERT_TRUE(WaitUntil([&] { return futex::queued_count(&word) == 2; }));
+  EXPECT_EQ(futex::notify(&word, 1), 1u);
+  ASSERT_TRUE(first.waiter().WaitForWakes(1));
+  first_step.abandon(first.waiter(), first.waiter().last_token());
+  threads.JoinOrAbort();
+  EXPECT_EQ(blocking.load(), Outcome::kAcquired);
+  EXPECT_EQ(futex::queued_count(&word), 0u);
+}
+
+// A blocking wait whose thread is stopped leaves the queue.
+TEST(FutexTest, AnInterruptedBlockingWaitLeavesNoWaiter) {
+  alignas(4) std::int32_t word = 0;
+  std::atomic<bool> stop{false};
+  const auto stop_requested = [&] { return stop.load(); };
+  const Interrupt interrupt{std::chrono::milliseconds(1), stop_requested};
+  std::atomic<Outcome> outcome{Outcome::kPending};
+  ThreadGroup threads;
+  threads.Start([&] {
+    outcome = testing::with_interrupt(&interrupt, [&] { return futex::wait(&word, 0); });
+  });
+  ASSERT_TRUE(WaitUntil([&] { return futex::queued_count(&word) == 1; }));
+  stop = true;
+  threads.JoinOrAbort(testing::kWaitLimit);
+  EXPECT_EQ(outcome.load(), Outcome::kInterrupted);
   EXPECT_EQ(futex::queued_count(&word), 0u);
 }
 

@@ -1,6 +1,7 @@
 // Tests of the countdown latch (latch.h) with real threads: checked count-downs, the release of
 // every waiter by the count-down that reaches 0 (and by no other), visibility of what counting
-// threads wrote, timeouts and interrupts, corrupt words, and the self-contained Latch class.
+// threads wrote, timeouts and interrupts, corrupt words, the one wait step run as a Promise wait
+// and blocking, and the self-contained Latch class.
 #include "latch.h"
 
 #include <gtest/gtest.h>
@@ -23,11 +24,12 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::kHangGuardMs;
+using testing::PromiseWait;
+using testing::StartBlockingWait;
 using testing::ThreadGroup;
 using testing::WaitUntil;
 using testing::with_interrupt;
 using CountDownStatus = LatchWord::CountDownStatus;
-using WaitStatus = LatchWord::WaitStatus;
 
 // A deadline for waits that should be released: a lost wake-up then ends as kTimedOut, a
 // readable failure, instead of hanging the suite.
@@ -50,8 +52,8 @@ class LatchWordTest : public ::testing::Test {
 TEST_F(LatchWordTest, ZeroedMemoryIsAnOpenLatch) {
   EXPECT_EQ(latch_.count(), 0);
   EXPECT_TRUE(latch_.try_wait());
-  EXPECT_EQ(latch_.wait(Deadline::after_ms(0)), WaitStatus::kReleased);
-  EXPECT_EQ(latch_.wait(), WaitStatus::kReleased) << "no deadline: an open latch never blocks";
+  EXPECT_EQ(latch_.wait(Deadline::after_ms(0)), Outcome::kAcquired);
+  EXPECT_EQ(latch_.wait(), Outcome::kAcquired) << "no deadline: an open latch never blocks";
   EXPECT_EQ(queued(), 0u);
 }
 
@@ -105,7 +107,7 @@ TEST_F(LatchWordTest, ACorruptWordIsReportedNeverWaitedOn) {
     EXPECT_EQ(latch_.count_down(1).status, CountDownStatus::kCorrupt);
     EXPECT_EQ(raw(), bad) << "a refused count-down leaves the word alone";
     EXPECT_FALSE(latch_.try_wait());
-    EXPECT_EQ(latch_.wait(), WaitStatus::kCorrupt) << "no deadline: a corrupt word must not hang";
+    EXPECT_EQ(latch_.wait(), Outcome::kCorrupt) << "no deadline: a corrupt word must not hang";
     EXPECT_EQ(queued(), 0u);
   }
 }
@@ -113,7 +115,7 @@ TEST_F(LatchWordTest, ACorruptWordIsReportedNeverWaitedOn) {
 TEST_F(LatchWordTest, AWaitOnAClosedLatchTimesOutAndLeavesNoWaiter) {
   latch_.init(1);
   for (double ms : {0.0, 1.0, 20.0}) {
-    EXPECT_EQ(latch_.wait(Deadline::after_ms(ms)), WaitStatus::kTimedOut) << ms << " ms";
+    EXPECT_EQ(latch_.wait(Deadline::after_ms(ms)), Outcome::kTimedOut) << ms << " ms";
     EXPECT_EQ(queued(), 0u);
   }
   EXPECT_EQ(raw(), 1);
@@ -123,7 +125,7 @@ TEST_F(LatchWordTest, EveryBlockedWaiterIsReleasedByTheLastCountDownAndNotBefore
   constexpr int kWaiters = 6;
   latch_.init(3);
   std::atomic<int> released{0};
-  std::vector<WaitStatus> statuses(kWaiters, WaitStatus::kTimedOut);
+  std::vector<Outcome> statuses(kWaiters, Outcome::kTimedOut);
   ThreadGroup threads;
   for (int i = 0; i < kWaiters; ++i) {
     threads.Start([&, i] {
@@ -140,7 +142,7 @@ TEST_F(LatchWordTest, EveryBlockedWaiterIsReleasedByTheLastCountDownAndNotBefore
 
   EXPECT_EQ(latch_.count_down().status, CountDownStatus::kReleased);
   threads.JoinOrAbort();
-  for (WaitStatus status : statuses) EXPECT_EQ(status, WaitStatus::kReleased);
+  for (Outcome status : statuses) EXPECT_EQ(status, Outcome::kAcquired);
   EXPECT_EQ(queued(), 0u);
 }
 
@@ -186,7 +188,7 @@ TEST_F(LatchWordTest, WhatCountingThreadsWroteIsVisibleToEveryReleasedWaiter) {
     ThreadGroup threads;
     for (int w = 0; w < kWaiters; ++w) {
       threads.Start([&] {
-        if (latch.wait(HangGuard()) != WaitStatus::kReleased) bad.fetch_add(1);
+        if (latch.wait(HangGuard()) != Outcome::kAcquired) bad.fetch_add(1);
         for (int slot : slots) {
           if (slot != round + 1) bad.fetch_add(1);
         }
@@ -218,8 +220,8 @@ TEST_F(LatchWordTest, WaitersWithTinyDeadlinesRacingTheReleaseAreNeverStranded) 
         // Short waits in a loop: each one parks and leaves, racing the release.
         const auto limit = Clock::now() + testing::kWaitLimit;
         while (Clock::now() < limit) {
-          const WaitStatus status = latch.wait(Deadline::at(Clock::now() + (w % 3) * 20us));
-          if (status == WaitStatus::kReleased) {
+          const Outcome status = latch.wait(Deadline::at(Clock::now() + (w % 3) * 20us));
+          if (status == Outcome::kAcquired) {
             released.fetch_add(1);
             return;
           }
@@ -242,16 +244,103 @@ TEST_F(LatchWordTest, AnInterruptedWaitEndsAndLeavesNoWaiter) {
   std::atomic<bool> stop{false};
   const auto stop_requested = [&] { return stop.load(); };
   const Interrupt interrupt{std::chrono::milliseconds(1), stop_requested};
-  WaitStatus status = WaitStatus::kReleased;
+  Outcome status = Outcome::kAcquired;
   ThreadGroup threads;
   threads.Start(
       [&] { status = with_interrupt(&interrupt, [&] { return latch_.wait(Deadline::never()); }); });
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
   stop = true;
   threads.JoinOrAbort(testing::kWaitLimit);
-  EXPECT_EQ(status, WaitStatus::kInterrupted);
+  EXPECT_EQ(status, Outcome::kInterrupted);
   EXPECT_EQ(queued(), 0u);
   EXPECT_EQ(raw(), 1) << "an interrupted wait does not count down";
+}
+
+// The one wait step serves both forms: a Promise wait and a blocking wait, both released by the
+// last count-down and by no earlier one.
+TEST_F(LatchWordTest, OneAwaitStepServesAPromiseWaitAndABlockingWait) {
+  latch_.init(2);
+  LatchWord::AwaitStep promise_step(latch_);
+  PromiseWait promise(promise_step);
+  ASSERT_EQ(promise.Start(), Outcome::kPending);
+  std::atomic<Outcome> blocking{Outcome::kPending};
+  ThreadGroup threads;
+  StartBlockingWait<LatchWord::AwaitStep>(threads, blocking, latch_);
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 2; }));
+  EXPECT_EQ(latch_.count_down().status, CountDownStatus::kCounted);
+  EXPECT_EQ(queued(), 2u);
+  EXPECT_EQ(promise.waiter().wake_count(), 0u);
+  EXPECT_EQ(latch_.count_down().status, CountDownStatus::kReleased);
+  EXPECT_EQ(promise.Settle(), Outcome::kAcquired);
+  threads.JoinOrAbort();
+  EXPECT_EQ(blocking.load(), Outcome::kAcquired);
+  EXPECT_EQ(queued(), 0u);
+
+  LatchWord::AwaitStep open_step(latch_);
+  PromiseWait open(open_step);
+  EXPECT_EQ(open.Start(), Outcome::kAcquired) << "an open latch settles at once";
+}
+
+// A cancelled Promise wait reports the latch open if it is (the count is checked last, also when
+// the release's wake-up was already on its way), a corrupt word as corrupt, and else kCancelled.
+TEST_F(LatchWordTest, APromiseWaitCancelledReportsWhatTheCountSaysLast) {
+  latch_.init(1);
+  LatchWord::AwaitStep closed_step(latch_);
+  PromiseWait closed(closed_step);
+  ASSERT_EQ(closed.Start(), Outcome::kPending);
+  EXPECT_EQ(closed.Cancel(), Outcome::kCancelled);
+  EXPECT_EQ(queued(), 0u);
+
+  LatchWord::AwaitStep corrupt_step(latch_);
+  PromiseWait corrupt(corrupt_step);
+  ASSERT_EQ(corrupt.Start(), Outcome::kPending);
+  set_raw(-1);
+  EXPECT_EQ(corrupt.Cancel(), Outcome::kCorrupt);
+  set_raw(1);
+
+  LatchWord::AwaitStep racing_step(latch_);
+  PromiseWait racing(racing_step);
+  ASSERT_EQ(racing.Start(), Outcome::kPending);
+  EXPECT_EQ(latch_.count_down().status, CountDownStatus::kReleased);
+  ASSERT_TRUE(racing.waiter().WaitForWakes(1));
+  EXPECT_EQ(racing.Cancel(), Outcome::kAcquired) << "the release's wake-up came first";
+  EXPECT_EQ(queued(), 0u);
+}
+
+// A futex notify of the latch's word wakes a blocking waiter with nothing to take: it queues
+// again, and is released by the last count-down.
+TEST_F(LatchWordTest, ABlockingWaitWokenEarlyQueuesAgain) {
+  latch_.init(1);
+  std::atomic<Outcome> blocking{Outcome::kPending};
+  ThreadGroup threads;
+  StartBlockingWait<LatchWord::AwaitStep>(threads, blocking, latch_);
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
+  EXPECT_EQ(futex::notify(words_, 1), 1u);
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 1; })) << "the blocking waiter queues again";
+  EXPECT_EQ(blocking.load(), Outcome::kPending);
+  EXPECT_EQ(latch_.count_down().status, CountDownStatus::kReleased);
+  threads.JoinOrAbort();
+  EXPECT_EQ(blocking.load(), Outcome::kAcquired);
+  EXPECT_EQ(queued(), 0u);
+}
+
+// A waiter that gives up a wake-up passes it on: it may have been a notify meant for one waiter.
+TEST_F(LatchWordTest, AWakeUpAbandonedGoesToTheNextWaiter) {
+  latch_.init(1);
+  LatchWord::AwaitStep first_step(latch_);
+  PromiseWait first(first_step);
+  ASSERT_EQ(first.Start(), Outcome::kPending);
+  LatchWord::AwaitStep second_step(latch_);
+  PromiseWait second(second_step);
+  ASSERT_EQ(second.Start(), Outcome::kPending);
+  EXPECT_EQ(futex::notify(words_, 1), 1u);
+  ASSERT_TRUE(first.waiter().WaitForWakes(1));
+  EXPECT_EQ(second.waiter().wake_count(), 0u);
+  first_step.abandon(first.waiter(), first.waiter().last_token());
+  EXPECT_EQ(second.Settle(), Outcome::kPending) << "woken early: queued again";
+  EXPECT_EQ(latch_.count_down().status, CountDownStatus::kReleased);
+  EXPECT_EQ(second.Settle(), Outcome::kAcquired);
+  EXPECT_EQ(queued(), 0u);
 }
 
 TEST(LatchTest, ConstructorAndCountDownCheckTheirArguments) {

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -241,5 +242,17 @@ class PromiseWait {
   RecordingWaiter waiter_;
   std::size_t wakes_ = 0;
 };
+
+// Runs a `Step` made of `arguments` blocking (wait_blocking()) on a new thread of `threads`, with
+// a deadline that outlasts kWaitLimit; its outcome is stored in `outcome`, which the caller
+// set to kPending.
+template <typename Step, typename... Arguments>
+void StartBlockingWait(ThreadGroup& threads, std::atomic<Outcome>& outcome,
+                       Arguments... arguments) {
+  threads.Start([&outcome, arguments...] {
+    Step step(arguments...);
+    outcome = wait_blocking(step, Deadline::after_ms(kHangGuardMs));
+  });
+}
 
 }  // namespace parklock::testing
