@@ -159,6 +159,8 @@ export class Condition implements SharedLocation {
   notifyAll(): number;
 }
 
+export * from './once.js';
+
 /** A single-use countdown latch: waiters are released once the count reaches 0. */
 export class Latch implements SharedLocation {
   /** Allocates its own shared memory holding `count` (an integer from 0 to 2^31-1). */
@@ -407,7 +409,7 @@ export class RWLock implements SharedLocation {
 export interface DeadlockStep {
   /** Node threadId, or null for a thread that is not a Node thread. */
   readonly threadId: number | null;
-  readonly waitsFor: { readonly kind: 'mutex' | 'rwlock'; readonly address: string };
+  readonly waitsFor: { readonly kind: 'mutex' | 'rwlock' | 'once'; readonly address: string };
 }
 
 /**
@@ -432,14 +434,14 @@ export interface InspectedWaiter {
 }
 
 export interface InspectedPrimitive {
-  readonly kind: 'mutex' | 'rwlock' | 'semaphore' | 'condition' | 'latch' | 'barrier' | 'futex' | string;
+  readonly kind: 'mutex' | 'rwlock' | 'semaphore' | 'condition' | 'latch' | 'once' | 'barrier' | 'futex' | string;
   /** Where its word lives: the same string in every thread. */
   readonly address: string;
   /** This thread's object for that memory, if it has used one on contention; else null. */
   readonly primitive: object | null;
   /**
    * Node threadId of the thread holding a Mutex, or an RWLock's write lock or upgradable read
-   * lock, else null.
+   * lock, or running a Once's initializer, else null.
    */
   readonly holder: number | null;
   /** Oldest first. */
@@ -485,6 +487,7 @@ export const layouts: {
   readonly mutex: Readonly<Record<string, number>>;
   readonly condition: Readonly<Record<string, number>>;
   readonly latch: Readonly<Record<string, number>>;
+  readonly once: Readonly<Record<string, number>>;
   readonly barrier: Readonly<Record<string, number>>;
   readonly semaphore: Readonly<Record<string, number>>;
   readonly rwlock: Readonly<Record<string, number>>;
