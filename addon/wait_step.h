@@ -35,7 +35,7 @@ enum class Outcome : int {
   kNotEqual = 7,     // a futex wait found another value than expected
   kNotOwner = 8,     // a wait that needs a held lock found it not held
   kOwnerDied = 9,    // acquired, and the previous owner had ended holding it (ended_owner())
-  kLeader = 10,      // a barrier's last arrival
+  kLeader = 10,      // a barrier's last arrival; the caller that runs a once's initializer
   kDeadlock = 11,    // this thread gives up a cycle of blocked lock waits (waits_for.h)
 };
 

@@ -67,12 +67,16 @@ class TimeoutError extends Error {
 // exited, crashed, or its code returned): what the lock guards may be half-updated. `guard` holds
 // the lock for the catcher, who repairs the data and then calls error.guard.unlock(); from then
 // on the lock is an ordinary one again. `threadId` is the ended owner's Node threadId (null if it
-// was not a Node thread).
+// was not a Node thread). A null `guard`: a Once's initializer, whose previous run ended with its
+// thread, is about to run again (it receives this error).
 class OwnerDiedError extends Error {
   constructor(what, guard, threadId) {
     super(
-      `The previous owner of this ${what} (threadId ${threadId}) ended while holding it; the ` +
-        'lock is now held through error.guard: repair the data it guards, then unlock it',
+      guard === null
+        ? `The previous run of this ${what}'s initializer (threadId ${threadId}) ended with its ` +
+            'thread before completing; it runs again now: repair what it left half-done'
+        : `The previous owner of this ${what} (threadId ${threadId}) ended while holding it; the ` +
+            'lock is now held through error.guard: repair the data it guards, then unlock it',
     );
     this.name = 'OwnerDiedError';
     withCode(this, 'ERR_PARKLOCK_OWNER_DIED');

@@ -6,6 +6,7 @@ export * from './types/mutex.js';
 export * from './types/futex.js';
 export * from './types/condition.js';
 export * from './types/latch.js';
+export * from './types/once.js';
 export * from './types/barrier.js';
 export * from './types/semaphore.js';
 export * from './types/rwlock.js';
@@ -16,6 +17,7 @@ export const layouts: {
   readonly mutex: Readonly<Record<string, number>>;
   readonly condition: Readonly<Record<string, number>>;
   readonly latch: Readonly<Record<string, number>>;
+  readonly once: Readonly<Record<string, number>>;
   readonly barrier: Readonly<Record<string, number>>;
   readonly semaphore: Readonly<Record<string, number>>;
   readonly rwlock: Readonly<Record<string, number>>;

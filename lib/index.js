@@ -3,6 +3,7 @@ const { Mutex, AsyncLock } = require('./mutex');
 const { TimeoutError, OwnerDiedError } = require('./errors');
 const { Condition } = require('./condition');
 const { Latch } = require('./latch');
+const { Once } = require('./once');
 const { Barrier } = require('./barrier');
 const { Semaphore } = require('./semaphore');
 const { RWLock } = require('./rwlock');
@@ -17,6 +18,7 @@ module.exports = {
   OwnerDiedError,
   futex,
   Latch,
+  Once,
   Barrier,
   Condition,
   Semaphore,
@@ -27,6 +29,7 @@ module.exports = {
   layouts: Object.freeze({
     mutex: Object.freeze({ ...native.mutexLayout }),
     latch: Object.freeze({ ...native.latchLayout }),
+    once: Object.freeze({ ...native.onceLayout }),
     barrier: Object.freeze({ ...native.barrierLayout }),
     condition: Object.freeze({ ...native.conditionLayout }),
     semaphore: Object.freeze({ ...native.semaphoreLayout }),

@@ -7,6 +7,7 @@ export const {
   OwnerDiedError,
   futex,
   Latch,
+  Once,
   Barrier,
   Condition,
   Semaphore,

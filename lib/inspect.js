@@ -27,7 +27,8 @@ function requestOf(kind, request) {
 // one entry per primitive with waiters, each waiter list in queue order (oldest first).
 // `primitive` is this thread's object for that memory, if it has used one on contention (another
 // thread's objects cannot be named here); `holder` is the Node threadId of the thread holding a
-// Mutex, or an RWLock's write lock or upgradable read lock (null if none, or not a Node thread).
+// Mutex, or an RWLock's write lock or upgradable read lock, or running a Once's initializer (null
+// if none, or not a Node thread).
 function inspect() {
   const byAddress = new Map();
   for (const waiter of native.snapshot()) {

@@ -48,6 +48,9 @@ const ENTRIES = {
   latchCountDown: (h) => native.latchCountDown(h, 1),
   latchWait: (h) => native.latchWait(h, 0),
   latchWaitAsync: (h) => native.latchWaitAsync(h, {}),
+  onceBeginSlow: (h) => native.onceBeginSlow(h, 0),
+  onceBeginAsync: (h) => native.onceBeginAsync(h, {}),
+  onceFinishSlow: (h) => native.onceFinishSlow(h, true),
   barrierWait: (h) => native.barrierWait(h, 0),
   barrierWaitAsync: (h) => native.barrierWaitAsync(h, {}),
 };

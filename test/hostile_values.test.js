@@ -4,7 +4,7 @@
 // caller's own exception, thrown by the caller's getter), and nothing is taken or corrupted.
 const { describe, it } = require('node:test');
 const assert = require('node:assert/strict');
-const { Mutex, RWLock, Semaphore, Condition, Latch, Barrier, futex } = require('../lib');
+const { Mutex, RWLock, Semaphore, Condition, Latch, Once, Barrier, futex } = require('../lib');
 const dc = require('node:diagnostics_channel');
 const { exitIfKeptAlive, queued, withinLimit } = require('./helpers');
 const native = require('../lib/native');
@@ -50,6 +50,7 @@ const CONSTRUCTORS = {
   Semaphore: (...args) => new Semaphore(...args),
   Condition: (...args) => new Condition(...args),
   Latch: (...args) => new Latch(...args),
+  Once: (...args) => new Once(...args),
   Barrier: (...args) => new Barrier(...args),
   'Semaphore.init': (buffer, byteOffset) => Semaphore.init(buffer, byteOffset ?? 0, 1),
   'Latch.init': (buffer, byteOffset) => Latch.init(buffer, byteOffset ?? 0, 1),

@@ -3,7 +3,7 @@
 // that Promise, never by throwing (Node's convention), and a rejected call takes nothing.
 const { describe, it } = require('node:test');
 const assert = require('node:assert/strict');
-const { Mutex, RWLock, Semaphore, Condition, Latch, Barrier, futex } = require('../lib');
+const { Mutex, RWLock, Semaphore, Condition, Latch, Once, Barrier, futex } = require('../lib');
 const { pendingCount } = require('../lib/async_waits');
 const { exitIfKeptAlive } = require('./helpers');
 const { WAIT_CASES } = require('./wait_cases');
@@ -122,7 +122,7 @@ describe('bad arguments other than options', () => {
 it('the cases above cover every Promise-returning method', () => {
   const covered = new Set(WAIT_CASES.map(({ name }) => name));
   const methods = ['futex.waitAsync'];
-  for (const Class of [Mutex, RWLock, Semaphore, Condition, Latch, Barrier]) {
+  for (const Class of [Mutex, RWLock, Semaphore, Condition, Latch, Once, Barrier]) {
     for (const key of Object.getOwnPropertyNames(Class.prototype)) {
       if (key.endsWith('Async') || ['executeLocked', 'executeShared', 'waitForUnlock'].includes(key)) methods.push(`${Class.name}#${key}`);
     }

@@ -9,7 +9,7 @@
 //   finish(value)  gives back what a wait that succeeded with `value` took
 //   assertUntaken()  after release(), when no wait succeeded: nothing was taken by anybody
 const assert = require('node:assert/strict');
-const { Mutex, RWLock, Semaphore, Condition, Latch, Barrier, futex, layouts } = require('../lib');
+const { Mutex, RWLock, Semaphore, Condition, Latch, Once, Barrier, futex, layouts } = require('../lib');
 const native = require('../lib/native');
 
 // Waiters parked on any word of a primitive.
@@ -158,6 +158,28 @@ const WAIT_CASES = [
         release: () => latch.countDown(),
         finish: () => {},
         assertUntaken: () => assert.equal(latch.count, 0),
+      };
+    },
+  },
+  {
+    name: 'Once#runAsync',
+    setup() {
+      const once = new Once();
+      let complete;
+      const running = once.runAsync(() => new Promise((resolve) => (complete = resolve)));
+      let calls = 0;
+      return {
+        wait: (options) => once.runAsync(() => calls++, options),
+        queued: () => queuedOn(once, layouts.once.WORDS),
+        release: () => {
+          complete();
+          return running;
+        },
+        finish: () => {},
+        assertUntaken: () => {
+          assert.equal(once.done, true, 'the run that held it completed');
+          assert.equal(calls, 0, 'no waiting call ran its initializer');
+        },
       };
     },
   },

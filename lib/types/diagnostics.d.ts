@@ -5,7 +5,7 @@
 export interface DeadlockStep {
   /** Node threadId, or null for a thread that is not a Node thread. */
   readonly threadId: number | null;
-  readonly waitsFor: { readonly kind: 'mutex' | 'rwlock'; readonly address: string };
+  readonly waitsFor: { readonly kind: 'mutex' | 'rwlock' | 'once'; readonly address: string };
 }
 
 /**
@@ -30,14 +30,14 @@ export interface InspectedWaiter {
 }
 
 export interface InspectedPrimitive {
-  readonly kind: 'mutex' | 'rwlock' | 'semaphore' | 'condition' | 'latch' | 'barrier' | 'futex' | string;
+  readonly kind: 'mutex' | 'rwlock' | 'semaphore' | 'condition' | 'latch' | 'once' | 'barrier' | 'futex' | string;
   /** Where its word lives: the same string in every thread. */
   readonly address: string;
   /** This thread's object for that memory, if it has used one on contention; else null. */
   readonly primitive: object | null;
   /**
    * Node threadId of the thread holding a Mutex, or an RWLock's write lock or upgradable read
-   * lock, else null.
+   * lock, or running a Once's initializer, else null.
    */
   readonly holder: number | null;
   /** Oldest first. */

@@ -20,22 +20,10 @@ namespace {
 
 using testing::kHangGuardMs;
 using testing::RecordingWaiter;
+using testing::RunOnEndingThread;
 using testing::ThreadGroup;
 using testing::WaitUntil;
 using testing::with_interrupt;
-
-// Runs `body` on a new thread, which ends (and so is recorded as ended) before this returns;
-// returns that thread's id.
-template <typename Body>
-ThreadId RunOnEndingThread(Body body) {
-  ThreadId id = kNoThread;
-  std::thread thread([&] {
-    id = current_thread_id();
-    body();
-  });
-  thread.join();
-  return id;
-}
 
 TEST(ThreadEndedTest, AThreadIsEndedOnlyOnceItHasExitedAndForever) {
   std::atomic<bool> seen_alive{false};

@@ -147,6 +147,19 @@ class ThreadGroup {
   std::size_t finished_ = 0;  // guarded by lock_
 };
 
+// Runs `body` on a new thread, which ends (and so is recorded as ended) before this returns;
+// returns that thread's id.
+template <typename Body>
+ThreadId RunOnEndingThread(Body body) {
+  ThreadId id = kNoThread;
+  std::thread thread([&] {
+    id = current_thread_id();
+    body();
+  });
+  thread.join();
+  return id;
+}
+
 // An asynchronous waiter (what the binding uses for a Promise-returning wait) that records every
 // wake-up it receives, so tests can check what was delivered, how often, and by whom.
 class RecordingWaiter final : public Waiter {

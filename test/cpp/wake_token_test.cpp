@@ -9,6 +9,7 @@
 #include "condition.h"
 #include "futex.h"
 #include "mutex.h"
+#include "once.h"
 #include "owner_death.h"
 #include "rwlock.h"
 #include "semaphore.h"
@@ -25,6 +26,7 @@ TEST(WakeTokenTest, NoTwoPrimitivesShareATokenRange) {
         RwLockWords::kGrantedUpgradable, RwLockWords::kUpgradeReady}},
       {"semaphore", {SemaphoreWord::kGranted}},
       {"futex", {futex::kNotified}},
+      {"once", {OnceWord::kFinished, OnceWord::kHandedOff}},
   };
   std::set<WakeToken> ranges;
   for (const auto& [name, values] : tokens) {

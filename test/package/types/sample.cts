@@ -1,13 +1,14 @@
 // Type-checked by test/package/types.sh: the CommonJS entry, as `require` sees it. Not run.
 import parklock = require('parklock');
 
-const { Mutex, Semaphore, RWLock, Latch, Barrier, Condition, futex, TimeoutError, layouts } = parklock;
+const { Mutex, Semaphore, RWLock, Latch, Once, Barrier, Condition, futex, TimeoutError, layouts } = parklock;
 const mutex = new Mutex();
 const guard: parklock.Guard = mutex.lock();
 guard.unlock();
 const slots = new Semaphore(1);
 const rw = new RWLock();
 const latch = new Latch(1);
+const once: boolean = new Once().run(() => {});
 const barrier = new Barrier(1);
 const condition = new Condition();
 const words = new Int32Array(new SharedArrayBuffer(4));
@@ -17,4 +18,4 @@ const timeout: typeof TimeoutError = TimeoutError;
 // @ts-expect-error
 void parklock.default;
 
-export = { slots, rw, latch, barrier, condition, result, timeout, layouts };
+export = { slots, rw, latch, once, barrier, condition, result, timeout, layouts };

@@ -9,6 +9,7 @@ import parklock, {
   Latch,
   layouts,
   Mutex,
+  Once,
   RWLock,
   Semaphore,
   TimeoutError,
@@ -22,6 +23,7 @@ import parklock, {
   type FutexWaitResult,
   type Guard,
   type Permits,
+  type PreviousRunDiedError,
   type SharedLocation,
 } from 'parklock';
 
@@ -118,5 +120,13 @@ rw.downgrade();
 const step: DeadlockStep | undefined = ({} as DeadlockError).cycle?.[0];
 const event: WaitEvent = { primitive: 'mutex', blocking: true, threadId: 0, startTime: 0 };
 
-export { unlocked, readersGone, bounded, written, shared, cancelled };
+const once = new Once(structuredClone(new Once()));
+const ran: boolean =
+  once.run((died: PreviousRunDiedError | undefined) => died?.threadId) ||
+  (await once.runAsync(async (died) => void died?.code)) ||
+  once.done;
+const onceWaits: number = once.waiting + once.cancelPendingWaits() + Once.BYTES;
+const onceBytes: number | undefined = layouts.once.BYTES;
+
+export { unlocked, readersGone, bounded, written, shared, cancelled, ran, onceWaits, onceBytes };
 export { first, waiting, contended, holders, step, event };
