@@ -83,37 +83,38 @@ std::size_t ConditionWord::notify_all() noexcept {
     auto* mutex_word = reinterpret_cast<std::int32_t*>(static_cast<std::intptr_t>(*mutex_address));
     MutexWord mutex(mutex_word);
     bool found = false;
-    const parking_lot::RequeueResult result = parking_lot::requeue(
-        address(), mutex.address(),
-        [&](std::size_t waiting) -> parking_lot::RequeueDecision {
-          found = waiting > 0;
-          word().store(kNoWaiters, std::memory_order_relaxed);
-          // Requeued waiters are woken by the holder's unlock, so there must be a holder who
-          // knows there are waiters; with the mutex free, everyone is woken to compete instead.
-          // The oldest few are woken at once all the same, as though released by the mutex with
-          // others still waiting (the state is 2 already, so the duty that token carries is
-          // done): they spin for the lock and each of their unlocks wakes one more, so a few
-          // wake-ups are always under way. Woken one per unlock, the waiters would pass one
-          // wake-up latency after another, and waking them all would bring back the stampede
-          // that requeueing avoids.
-          // Promise waiters are all woken to compete, as notify_one() each would: waking one
-          // wakes no thread that sleeps, and its thread takes all of its woken waiters in one
-          // turn, its running tasks barging. Moved, each would be resumed by an unlock in turn
-          // and leave the mutex idle until its thread's event loop got to it: one cross-thread
-          // latency after another (8 workers x 16 waiters: 1.4-1.9x the time of waking all).
-          // With no more waiters than are woken first, nobody would be moved: they are all
-          // woken as notify_one() each would, leaving the mutex unmarked, so that neither the
-          // notifier's unlock nor theirs goes through the slow path for waiters that are not
-          // there.
-          const bool move = waiting > kWakeFirstOnRequeue && mutex.mark_parked_if_locked();
-          parking_lot::RequeueDecision decision{move, kNotified, &MutexWord::kWaitSite,
-                                                kWakeFirstOnRequeue,
-                                                MutexWord::kReleasedWithMoreWaiters};
-          decision.wake_asynchronous = true;
-          return decision;
-        },
-        // Waiters that named another mutex (a misuse, but not ours to break) are woken instead.
-        [&](std::int64_t request) { return request == *mutex_address; });
+    const auto decide = [&](std::size_t waiting) -> parking_lot::RequeueDecision {
+      found = waiting > 0;
+      word().store(kNoWaiters, std::memory_order_relaxed);
+      // Requeued waiters are woken by the holder's unlock, so there must be a holder who knows
+      // there are waiters; with the mutex free, everyone is woken to compete instead. With no
+      // more waiters than are woken first (below), nobody would be moved: they are all woken as
+      // notify_one() each would, leaving the mutex unmarked, so that neither the notifier's
+      // unlock nor theirs goes through the slow path for waiters that are not there.
+      const bool move = waiting > kWakeFirstOnRequeue && mutex.mark_parked_if_locked();
+      return {move, kNotified, &MutexWord::kWaitSite};
+    };
+    std::size_t woken_first = 0;
+    const auto wake_instead = [&](const Waiter& waiter) -> std::optional<WakeToken> {
+      // Waiters that named another mutex (a misuse, but not ours to break) are woken.
+      // Promise waiters are all woken to compete, as notify_one() each would: waking one wakes
+      // no thread that sleeps, and its thread takes all of its woken waiters in one turn, its
+      // running tasks barging. Moved, each would be resumed by an unlock in turn and leave the
+      // mutex idle until its thread's event loop got to it: one cross-thread latency after
+      // another (8 workers x 16 waiters: 1.4-1.9x the time of waking all).
+      if (waiter.request() != *mutex_address || !waiter.blocking()) return kNotified;
+      // The oldest few blocked waiters are woken at once all the same, as though released by the
+      // mutex with others still waiting (the state is 2 already, so the duty that token carries
+      // is done): they spin for the lock and each of their unlocks wakes one more, so a few
+      // wake-ups are always under way. Woken one per unlock, the waiters would pass one wake-up
+      // latency after another, and waking them all would bring back the stampede that
+      // requeueing avoids.
+      if (woken_first == kWakeFirstOnRequeue) return std::nullopt;
+      ++woken_first;
+      return MutexWord::kReleasedWithMoreWaiters;
+    };
+    const parking_lot::RequeueResult result =
+        parking_lot::requeue(address(), mutex.address(), decide, wake_instead);
     // Everyone queued since the look left meanwhile: look again.
     if (!found) continue;
     return result.woken + result.moved;

@@ -15,6 +15,11 @@
 // waiter queued. On waking, re-acquire the mutex; the wait returns with it held, even after a
 // timeout.
 //
+// The mutex is recorded by the waiters (request()), in process memory, not in the condition's
+// word as Rust's Condvar records it: JavaScript can write anything into shared memory, and
+// notify_all() writes to the mutex word it finds, so an address kept there would let one stray
+// store make it write anywhere.
+//
 // notify_all() does not wake every blocked thread to fight for the mutex: if the mutex is held it
 // marks it contended, wakes the oldest few blocked threads (they spin for the mutex, so that a few
 // wake-ups are always under way) and moves (requeues) the other blocked threads onto the mutex's
