@@ -15,6 +15,11 @@
 // waiter queued. On waking, re-acquire the mutex; the wait returns with it held, even after a
 // timeout.
 //
+// The mutex is recorded by the waiters (request()), in process memory, not in the condition's
+// word as Rust's Condvar records it: JavaScript can write anything into shared memory, and
+// notify_all() writes to the mutex word it finds, so an address kept there would let one stray
+// store make it write anywhere.
+//
 // notify_all() does not wake every blocked thread to fight for the mutex: if the mutex is held it
 // marks it contended, wakes the oldest few blocked threads (they spin for the mutex, so that a few
 // wake-ups are always under way) and moves (requeues) the other blocked threads onto the mutex's
@@ -25,11 +30,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "atomic_ref.h"
 #include "deadline.h"
 #include "mutex.h"
 #include "parking_lot.h"
+#include "wait_step.h"
 
 namespace parklock {
 
@@ -50,30 +57,19 @@ class ConditionWord {
   // spin and park again.
   static constexpr std::size_t kWakeFirstOnRequeue = 4;
 
-  // kOwnerDied: the mutex was re-acquired, but its previous owner had ended holding it (whether
-  // the wait was notified or timed out then matters less than repairing what the mutex guards).
-  // kAlreadyHeld: re-acquiring would deadlock, because an asynchronous lock of this very thread
-  // was handed the mutex while the thread was blocked here. kDeadlock: re-acquiring closed a
-  // cycle of blocked threads (waits_for.h).
-  enum class WaitStatus {
-    kNotified,
-    kTimedOut,
-    kOwnerDied,
-    kInterrupted,
-    kAlreadyHeld,
-    kDeadlock,
-    kNotOwner,
-    kCorrupt
-  };
-
   explicit ConditionWord(std::int32_t* word) noexcept : word_(word) {}
 
+  class AwaitStep;
+
   // The caller holds `mutex` as `self`. Releases it, waits for a notification (or the deadline),
-  // and re-acquires it before returning, except when interrupted (the thread is going away).
-  // Where the status is kOwnerDied, `*ended_owner` (if given) is set to the owner that ended.
-  // kInterrupted: the thread's interrupt (interrupt.h) was requested.
-  WaitStatus wait(MutexWord mutex, ThreadId self, Deadline deadline = Deadline::never(),
-                  ThreadId* ended_owner = nullptr);
+  // and re-acquires it before returning, except when interrupted (the thread is going away):
+  // kAcquired (notified) or kTimedOut, both holding the mutex; kOwnerDied: re-acquired, but its
+  // previous owner had ended holding it (`*ended_owner`, if given, names it); kAlreadyHeld:
+  // re-acquiring would deadlock, because a Promise lock of this very thread was handed the mutex
+  // while the thread was blocked here; kDeadlock: re-acquiring closed a cycle of blocked threads
+  // (waits_for.h); kInterrupted, kNotOwner, kCorrupt.
+  Outcome wait(MutexWord mutex, ThreadId self, Deadline deadline = Deadline::never(),
+               ThreadId* ended_owner = nullptr);
 
   // Wakes the longest waiter; returns 1, or 0 if none waited.
   std::size_t notify_one() noexcept;
@@ -81,12 +77,12 @@ class ConditionWord {
   // Requeues or wakes every waiter (see above); returns how many.
   std::size_t notify_all() noexcept;
 
-  // For asynchronous waits: queues `waiter` (whose request() must be the mutex address). The
-  // caller then releases the mutex itself.
+  // Queues `waiter` (whose request() must be the mutex address); the caller then releases the
+  // mutex itself.
   void enqueue(Waiter& waiter);
 
-  // Takes a queued asynchronous waiter out of whichever queue it is in, the condition's or (once
-  // notify_all() moved it) the mutex's; false if its wake-up is already on its way.
+  // Takes a queued waiter out of whichever queue it is in, the condition's or (once notify_all()
+  // moved it, or its re-lock queued it) the mutex's; false if its wake-up is already on its way.
   bool cancel(Waiter& waiter, MutexWord mutex, parking_lot::Wakeups* deferred = nullptr) noexcept;
 
   // A waiter that was handed `token` but is going away passes it on.
@@ -112,6 +108,45 @@ class ConditionWord {
   }
 
   std::int32_t* word_;
+};
+
+// One wait on a condition, in two phases. Queued on the condition until notified (or cancelled),
+// then re-locking its mutex through the mutex's own LockStep, so that the wait always finishes
+// holding the mutex: a notified waiter competes as the mutex's LockStep with `notified` does, a
+// waiter notify_all() moved onto the mutex's queue resumes that LockStep with the mutex's token,
+// and a cancelled or timed-out one re-locks as a plain lock, reporting kCancelled (kTimedOut when
+// blocking) once it holds the mutex.
+class ConditionWord::AwaitStep final : public WaitStep {
+ public:
+  AwaitStep(ConditionWord condition, MutexWord mutex, ThreadId self) noexcept
+      : condition_(condition), mutex_(mutex), self_(self) {}
+
+  std::int64_t request() const override { return request_for(mutex_); }
+  Outcome start(Waiter& waiter) override;
+  Outcome resume(Waiter& waiter, WakeToken token) override;
+  void abandon(Waiter& waiter, WakeToken token) noexcept override;
+  bool cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept override;
+  Outcome on_cancelled(Waiter& waiter) override;
+  // A cancel that lost the race with a notification changes nothing: notified wins, and the
+  // mutex must be re-acquired either way.
+  Outcome resume_cancelled(Waiter& waiter, WakeToken token) override {
+    return resume(waiter, token);
+  }
+  bool waits_past_deadline(const Waiter& waiter) const override { return !on_condition(waiter); }
+  std::optional<LockWatch> watch(const Waiter& waiter) const override;
+
+ private:
+  bool on_condition(const Waiter& waiter) const noexcept {
+    return waiter.address() == condition_.address();
+  }
+  // What the re-lock came to, as the wait's outcome.
+  Outcome relocked(Outcome locked);
+
+  ConditionWord condition_;
+  MutexWord mutex_;
+  const ThreadId self_;
+  std::optional<MutexWord::LockStep> relock_;  // from the notification (or cancel) on
+  Outcome outcome_ = Outcome::kAcquired;       // what the wait reports once it holds the mutex
 };
 
 }  // namespace parklock

@@ -34,17 +34,6 @@ MutexWord::LockStatus MutexWord::lock_slow(ThreadId self, Deadline deadline,
   return with_ended_owner(wait_blocking(step, deadline), step, ended_owner);
 }
 
-MutexWord::LockStatus MutexWord::lock_after_wake(ThreadId self, WakeToken token,
-                                                 ThreadId* ended_owner) {
-  LockStep step(*this, self, /*notified=*/true);
-  return with_ended_owner(wait_blocking(step, Deadline::never(), token), step, ended_owner);
-}
-
-MutexWord::LockStatus MutexWord::lock_after_notify(ThreadId self, ThreadId* ended_owner) {
-  LockStep step(*this, self, /*notified=*/true);
-  return with_ended_owner(wait_blocking(step, Deadline::never()), step, ended_owner);
-}
-
 bool MutexWord::take_from_ended_owner(ThreadId self, ThreadId* ended_owner) noexcept {
   std::int32_t seen = word().load(std::memory_order_relaxed);
   for (;;) {
@@ -213,7 +202,7 @@ Outcome MutexWord::LockStep::start(Waiter& waiter) {
       owner_of(seen) == self_) {
     return Outcome::kAlreadyHeld;
   }
-  if (notified_) wake_stats::record(wake_stats::Event::kWoken);
+  if (notified_ && waiter.blocking()) wake_stats::record(wake_stats::Event::kWoken);
   woken_ = notified_;
   return step(waiter, false);
 }

@@ -133,14 +133,6 @@ class MutexWord {
   // kInterrupted: the thread's interrupt (interrupt.h) was requested.
   LockStatus lock_slow(ThreadId self, Deadline deadline, ThreadId* ended_owner = nullptr);
 
-  // Finishes acquiring for a waiter that was queued on this mutex by someone else (a condition
-  // variable's requeue) and has now been woken with `token`.
-  LockStatus lock_after_wake(ThreadId self, WakeToken token, ThreadId* ended_owner = nullptr);
-
-  // Acquires for a thread that has just been woken to compete for the lock without being handed
-  // anything or owing anything (a notified condition variable waiter).
-  LockStatus lock_after_notify(ThreadId self, ThreadId* ended_owner = nullptr);
-
   // A try-lock that found the lock taken: takes it over if its owner has ended (true, with the
   // ended owner in `*ended_owner`). Never waits.
   bool take_from_ended_owner(ThreadId self, ThreadId* ended_owner) noexcept;

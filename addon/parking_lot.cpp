@@ -302,7 +302,7 @@ std::size_t unpark_filter(const void* key, const Grant& grant) {
 
 RequeueResult requeue(const void* from, const void* to,
                       FunctionRef<RequeueDecision(std::size_t waiting)> decide,
-                      FunctionRef<bool(std::int64_t request)> movable) {
+                      FunctionRef<std::optional<WakeToken>(const Waiter& waiter)> wake_instead) {
   Bucket& source = bucket_for(from);
   Bucket& target = bucket_for(to);
   // Two bucket locks are only ever taken here, always in address order, so this cannot deadlock.
@@ -321,17 +321,14 @@ RequeueResult requeue(const void* from, const void* to,
   const bool target_was_idle = idle_but_for(target, &source == &target ? from : nullptr);
   Woken woken;
   RequeueResult result;
-  std::size_t to_wake = decision.wake_first;
   Waiter* w = ParkingLotAccess::first_for(source, from);
   while (w != nullptr) {
     Waiter* next = ParkingLotAccess::first_for(source, from, w);
     ParkingLotAccess::remove(source, *w);
-    if (!decision.move || !movable(w->request()) ||
-        (decision.wake_asynchronous && !w->blocking())) {
-      woken.emplace_back(w, decision.token);
-    } else if (to_wake > 0 && w->blocking()) {
-      --to_wake;
-      woken.emplace_back(w, decision.first_token);
+    const std::optional<WakeToken> token =
+        decision.move ? wake_instead(*w) : std::optional<WakeToken>(decision.token);
+    if (token) {
+      woken.emplace_back(w, *token);
     } else {
       ParkingLotAccess::append(target, to, *w, decision.site);
       ++result.moved;

@@ -248,16 +248,9 @@ std::size_t unpark_filter(const void* key, const Grant& grant);
 
 // What requeue() should do, decided under both bucket locks from how many wait on `from`.
 struct RequeueDecision {
-  bool move = false;               // move the movable waiters to `to` rather than waking them
-  WakeToken token = 0;             // what every waiter that is not moved is woken with
+  bool move = false;               // move the waiters to `to` (but those `wake_instead` names)
+  WakeToken token = 0;             // without `move`: what every waiter is woken with
   const WaitSite* site = nullptr;  // what the moved waiters name from then on
-  // With `move`: how many of the oldest movable blocking waiters (Waiter::blocking()) are woken
-  // with `first_token` instead of being moved.
-  std::size_t wake_first = 0;
-  WakeToken first_token = 0;
-  // With `move`: whether the movable asynchronous waiters are woken with `token` instead of being
-  // moved.
-  bool wake_asynchronous = false;
 };
 
 struct RequeueResult {
@@ -265,14 +258,14 @@ struct RequeueResult {
   std::size_t moved = 0;
 };
 
-// Empties the queue of `from`, atomically with respect to every other operation on either key:
-// if decide(waiting) says `move`, each waiter for which movable(request) holds goes to the tail of
-// `to`'s queue, keeping its order and its waiting_since(), except the decision's `wake_first`
-// oldest blocking ones, which are woken with its `first_token`, and the asynchronous ones if it
-// says `wake_asynchronous`; every other waiter is woken with the decision's token.
+// Empties the queue of `from`, atomically with respect to every other operation on either key.
+// If decide(waiting) says `move`, each waiter, oldest first, is woken with the token
+// wake_instead(waiter) returns, or, if none, goes to the tail of `to`'s queue, keeping its order
+// and its waiting_since(); otherwise every waiter is woken with the decision's token. Both
+// callbacks run under both bucket locks.
 RequeueResult requeue(const void* from, const void* to,
                       FunctionRef<RequeueDecision(std::size_t waiting)> decide,
-                      FunctionRef<bool(std::int64_t request)> movable);
+                      FunctionRef<std::optional<WakeToken>(const Waiter& waiter)> wake_instead);
 
 // Overrides every bucket's fairness timer (UnparkInfo::be_fair), process-wide: for tests that must
 // pin the hand-off policy regardless of timing.

@@ -2,7 +2,6 @@
 // kPending: the asynchronous wait goes on.
 #pragma once
 
-#include "condition.h"
 #include "mutex.h"
 #include "rwlock.h"
 #include "semaphore.h"
@@ -56,28 +55,6 @@ constexpr Settlement settlement_of(RwLockWords::UpgradeStep step) {
     case RwLockWords::UpgradeStep::kNotHolder:
       return settled::kNotOwner;
     case RwLockWords::UpgradeStep::kCorrupt:
-      break;
-  }
-  return settled::kCorrupt;
-}
-
-constexpr Settlement settlement_of(ConditionWord::WaitStatus status) {
-  switch (status) {
-    case ConditionWord::WaitStatus::kNotified:
-      return settled::kAcquired;
-    case ConditionWord::WaitStatus::kTimedOut:
-      return settled::kTimedOut;
-    case ConditionWord::WaitStatus::kInterrupted:
-      return settled::kInterrupted;
-    case ConditionWord::WaitStatus::kOwnerDied:
-      return settled::kOwnerDied;
-    case ConditionWord::WaitStatus::kAlreadyHeld:
-      return settled::kAlreadyHeld;
-    case ConditionWord::WaitStatus::kDeadlock:
-      return settled::kDeadlock;
-    case ConditionWord::WaitStatus::kNotOwner:
-      return settled::kNotOwner;
-    case ConditionWord::WaitStatus::kCorrupt:
       break;
   }
   return settled::kCorrupt;

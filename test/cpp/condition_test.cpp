@@ -16,9 +16,14 @@ namespace parklock {
 namespace {
 
 using testing::kWaitLimit;
+using testing::kWaitLimitMs;
+using testing::PromiseWait;
 using testing::ThreadGroup;
 using testing::WaitUntil;
 using testing::with_interrupt;
+
+// The thread of the Promise waits below: never a running thread's id.
+constexpr ThreadId kPromiseThread = MutexWord::kOwnerLimit - 3;
 
 struct Shared {
   alignas(4) std::int32_t mutex_word = 0;
@@ -27,23 +32,50 @@ struct Shared {
   ConditionWord condition() { return ConditionWord(&condition_word); }
 };
 
+// A blocking wait of the calling thread, from locking the mutex to unlocking it again.
+Outcome LockWaitUnlock(Shared& s, Deadline deadline) {
+  const ThreadId me = current_thread_id();
+  EXPECT_EQ(s.mutex().lock(me), MutexWord::LockStatus::kAcquired);
+  ConditionWord::AwaitStep step(s.condition(), s.mutex(), me);
+  const Outcome outcome = wait_blocking(step, deadline);
+  EXPECT_EQ(s.mutex().owner_thread(), me);
+  EXPECT_EQ(s.mutex().unlock(me), MutexWord::UnlockStatus::kUnlocked);
+  return outcome;
+}
+
+// A Promise wait of kPromiseThread, started holding the mutex.
+struct PromiseAwait {
+  explicit PromiseAwait(Shared& s) : step(s.condition(), s.mutex(), kPromiseThread) {
+    EXPECT_TRUE(s.mutex().try_lock(kPromiseThread));
+    EXPECT_EQ(wait.Start(), Outcome::kPending);
+  }
+  // Resumes it until it finishes (each wake-up can leave it queued on the mutex again).
+  std::optional<Outcome> Finish() {
+    std::optional<Outcome> settled;
+    while ((settled = wait.Settle()) == Outcome::kPending) {
+    }
+    return settled;
+  }
+  ConditionWord::AwaitStep step;
+  PromiseWait wait{step, kPromiseThread};
+};
+
 TEST(ConditionTest, WaitWithoutHoldingTheMutexIsRefused) {
   Shared s;
   EXPECT_EQ(s.condition().wait(s.mutex(), current_thread_id(), Deadline::after_ms(1)),
-            ConditionWord::WaitStatus::kNotOwner);
+            Outcome::kNotOwner);
   ThreadGroup other;
   other.Start([&] { ASSERT_TRUE(s.mutex().try_lock(current_thread_id())); });
   other.JoinOrAbort();
   EXPECT_EQ(s.condition().wait(s.mutex(), current_thread_id(), Deadline::after_ms(1)),
-            ConditionWord::WaitStatus::kNotOwner);
+            Outcome::kNotOwner);
 }
 
 TEST(ConditionTest, TimedOutWaitReturnsHoldingTheMutexAndLeavesNoWaiter) {
   Shared s;
   const ThreadId self = current_thread_id();
   ASSERT_TRUE(s.mutex().try_lock(self));
-  EXPECT_EQ(s.condition().wait(s.mutex(), self, Deadline::after_ms(5)),
-            ConditionWord::WaitStatus::kTimedOut);
+  EXPECT_EQ(s.condition().wait(s.mutex(), self, Deadline::after_ms(5)), Outcome::kTimedOut);
   EXPECT_EQ(s.mutex().owner_thread(), self);
   EXPECT_EQ(parking_lot::queued_count(&s.condition_word), 0u);
   EXPECT_EQ(s.condition_word, ConditionWord::kNoWaiters) << "the last waiter out clears the hint";
@@ -59,7 +91,7 @@ TEST(ConditionTest, WaitReleasesTheMutexWhileWaiting) {
     ASSERT_EQ(s.mutex().lock(self), MutexWord::LockStatus::kAcquired);
     while (!notified.load()) {
       ASSERT_NE(s.condition().wait(s.mutex(), self, Deadline::after_ms(kWaitLimit.count())),
-                ConditionWord::WaitStatus::kTimedOut);
+                Outcome::kTimedOut);
     }
     EXPECT_EQ(s.mutex().owner_thread(), self);
     EXPECT_EQ(s.mutex().unlock(self), MutexWord::UnlockStatus::kUnlocked);
@@ -180,6 +212,119 @@ TEST(ConditionTest, NotifyAllWithMoreWaitersWakesTheOldestFewAsReleasedAndMovesT
   s.mutex_word = MutexWord::kUnlocked;  // nobody runs to take what the stand-in was handed
 }
 
+// One AwaitStep, run as a Promise wait and blocking, with real threads: each releases the mutex
+// while queued on the condition, and finishes holding it again.
+TEST(ConditionTest, OneAwaitStepServesAPromiseWaitAndABlockingWait) {
+  Shared s;
+  PromiseAwait promise(s);
+  EXPECT_EQ(s.mutex_word, MutexWord::kUnlocked) << "queued, then released";
+  std::atomic<Outcome> blocking{Outcome::kPending};
+  ThreadGroup blocked;
+  blocked.Start([&] { blocking = LockWaitUnlock(s, Deadline::after_ms(kWaitLimitMs)); });
+  ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&s.condition_word) == 2; }));
+  const ThreadId self = current_thread_id();
+  ASSERT_EQ(s.mutex().lock(self), MutexWord::LockStatus::kAcquired);
+  // The oldest, the Promise wait, is notified and queues on the held mutex to re-lock it.
+  EXPECT_EQ(s.condition().notify_one(), 1u);
+  ASSERT_EQ(promise.wait.Settle(), Outcome::kPending);
+  EXPECT_EQ(parking_lot::queued_count(&s.mutex_word), 1u);
+  EXPECT_EQ(s.mutex().unlock(self), MutexWord::UnlockStatus::kUnlocked);
+  ASSERT_EQ(promise.wait.Settle(), Outcome::kAcquired);
+  EXPECT_EQ(s.mutex().owner_thread(), kPromiseThread);
+  // The blocked waiter, notified while the Promise wait holds the mutex, re-locks once it is
+  // released.
+  EXPECT_EQ(s.condition().notify_one(), 1u);
+  EXPECT_EQ(blocking.load(), Outcome::kPending);
+  EXPECT_EQ(s.mutex().unlock(kPromiseThread), MutexWord::UnlockStatus::kUnlocked);
+  blocked.JoinOrAbort();
+  EXPECT_EQ(blocking.load(), Outcome::kAcquired);
+  EXPECT_EQ(s.mutex_word, MutexWord::kUnlocked);
+  EXPECT_EQ(s.condition_word, ConditionWord::kNoWaiters);
+}
+
+// notify_all() with the mutex held moves the blocked waiters beyond the first few onto the
+// mutex's queue; a Promise waiter it wakes to compete queues there itself, behind them. Each
+// finishes holding the mutex in turn.
+TEST(ConditionTest, NotifyAllPutsAPromiseWaiterOnTheMutexBesideTheMovedBlockedWaiters) {
+  Shared s;
+  constexpr int kBlocked = static_cast<int>(ConditionWord::kWakeFirstOnRequeue) + 2;
+  std::atomic<bool> go{false};
+  std::atomic<int> passed{0};
+  ThreadGroup waiters;
+  for (int i = 0; i < kBlocked; ++i) {
+    waiters.Start([&] {
+      const ThreadId me = current_thread_id();
+      ASSERT_EQ(s.mutex().lock(me), MutexWord::LockStatus::kAcquired);
+      while (!go.load()) {
+        ConditionWord::AwaitStep step(s.condition(), s.mutex(), me);
+        ASSERT_EQ(wait_blocking(step, Deadline::after_ms(kWaitLimitMs)), Outcome::kAcquired);
+      }
+      passed.fetch_add(1);
+      EXPECT_EQ(s.mutex().unlock(me), MutexWord::UnlockStatus::kUnlocked);
+    });
+  }
+  ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&s.condition_word) == kBlocked; }));
+  PromiseAwait promise(s);
+  const ThreadId self = current_thread_id();
+  ASSERT_EQ(s.mutex().lock(self), MutexWord::LockStatus::kAcquired);
+  go = true;
+  EXPECT_EQ(s.condition().notify_all(), static_cast<std::size_t>(kBlocked + 1));
+  EXPECT_EQ(parking_lot::queued_count(&s.condition_word), 0u);
+  ASSERT_EQ(promise.wait.Settle(), Outcome::kPending);
+  EXPECT_EQ(promise.wait.waiter().address(), s.mutex().address());
+  EXPECT_EQ(s.mutex().unlock(self), MutexWord::UnlockStatus::kUnlocked);
+  // Every blocked waiter passes; the Promise wait's turn comes among them.
+  ASSERT_EQ(promise.Finish(), Outcome::kAcquired);
+  EXPECT_EQ(s.mutex().owner_thread(), kPromiseThread);
+  EXPECT_EQ(s.mutex().unlock(kPromiseThread), MutexWord::UnlockStatus::kUnlocked);
+  waiters.JoinOrAbort();
+  EXPECT_EQ(passed.load(), kBlocked);
+  EXPECT_EQ(s.mutex_word, MutexWord::kUnlocked);
+  EXPECT_EQ(parking_lot::queued_count(&s.mutex_word), 0u);
+}
+
+// A cancelled or timed-out wait still re-locks its mutex before it finishes: a Promise wait
+// reports kCancelled, a blocking one kTimedOut. Cancelled once on the mutex's queue, the wait had
+// been notified and reports so.
+TEST(ConditionTest, CancelledAndTimedOutWaitsReportSoOnlyOnceTheyHoldTheMutexAgain) {
+  Shared s;
+  const ThreadId self = current_thread_id();
+  PromiseAwait cancelled(s);
+  const Clock::time_point until = Clock::now() + std::chrono::milliseconds(200);
+  std::atomic<Outcome> timed_out{Outcome::kPending};
+  ThreadGroup blocked;
+  blocked.Start([&] { timed_out = LockWaitUnlock(s, Deadline::at(until)); });
+  ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&s.condition_word) == 2; }));
+  ASSERT_EQ(s.mutex().lock(self), MutexWord::LockStatus::kAcquired);
+  // Cancelled while queued on the condition: it queues on the held mutex to re-lock.
+  EXPECT_EQ(cancelled.wait.Cancel(), Outcome::kPending);
+  EXPECT_EQ(cancelled.wait.waiter().address(), s.mutex().address());
+  if (Clock::now() < until) {
+    // The blocked waiter's deadline passes while this thread holds the mutex: it waits for it.
+    EXPECT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&s.mutex_word) == 2; }));
+    EXPECT_EQ(timed_out.load(), Outcome::kPending);
+  }
+  EXPECT_EQ(s.condition_word, ConditionWord::kNoWaiters) << "the last waiter out clears the hint";
+  EXPECT_EQ(s.mutex().unlock(self), MutexWord::UnlockStatus::kUnlocked);
+  ASSERT_EQ(cancelled.Finish(), Outcome::kCancelled);
+  EXPECT_EQ(s.mutex().owner_thread(), kPromiseThread);
+  EXPECT_EQ(s.mutex().unlock(kPromiseThread), MutexWord::UnlockStatus::kUnlocked);
+  blocked.JoinOrAbort();
+  EXPECT_EQ(timed_out.load(), Outcome::kTimedOut);
+
+  // Cancelled on the mutex's queue, once notified: only its place there is lost.
+  PromiseAwait notified(s);
+  ASSERT_EQ(s.mutex().lock(self), MutexWord::LockStatus::kAcquired);
+  EXPECT_EQ(s.condition().notify_one(), 1u);
+  ASSERT_EQ(notified.wait.Settle(), Outcome::kPending);
+  EXPECT_EQ(notified.wait.Cancel(), Outcome::kPending);
+  EXPECT_EQ(s.mutex().unlock(self), MutexWord::UnlockStatus::kUnlocked);
+  ASSERT_EQ(notified.wait.Settle(), Outcome::kAcquired);
+  EXPECT_EQ(s.mutex().unlock(kPromiseThread), MutexWord::UnlockStatus::kUnlocked);
+  EXPECT_EQ(s.mutex_word, MutexWord::kUnlocked);
+  EXPECT_EQ(parking_lot::queued_count(&s.mutex_word), 0u);
+}
+
 TEST(ConditionTest, NotifyAllWithTheMutexFreeWakesEveryWaiter) {
   Shared s;
   constexpr int kWaiters = 4;
@@ -271,7 +416,7 @@ TEST(ConditionTest, InterruptedWaitLeavesTheQueueWithoutTheMutex) {
     EXPECT_EQ(
         with_interrupt(&interrupt,
                        [&] { return s.condition().wait(s.mutex(), self, Deadline::never()); }),
-        ConditionWord::WaitStatus::kInterrupted);
+        Outcome::kInterrupted);
   });
   ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&s.condition_word) == 1; }));
   stop = true;

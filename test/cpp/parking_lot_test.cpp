@@ -210,7 +210,7 @@ TEST(ParkingLotTest, TheFirstWaiterAfterAQuietSpellIsNotHandedOverAtOnce) {
           [](std::size_t) {
             return parking_lot::RequeueDecision{true, 0, nullptr};
           },
-          [](std::int64_t) { return true; });
+          [](const Waiter&) { return std::optional<WakeToken>(); });
       ASSERT_EQ(result.moved, 1u);
       fair_after_requeue += UnparkIsFair(word) ? 1 : 0;
     }
@@ -745,7 +745,7 @@ TEST(ParkingLotLeaveTest, CancelRunsTheGrantForTheKeyTheWaiterWasFoundOn) {
       [](std::size_t) {
         return parking_lot::RequeueDecision{true, 0, nullptr};
       },
-      [](std::int64_t) { return true; });
+      [](const Waiter&) { return std::optional<WakeToken>(); });
   ASSERT_EQ(parking_lot::queued_count(&to), 1u);
 
   const void* seen_key = nullptr;
@@ -761,29 +761,7 @@ TEST(ParkingLotLeaveTest, CancelRunsTheGrantForTheKeyTheWaiterWasFoundOn) {
   EXPECT_EQ(moved.wake_count(), 0u);
 }
 
-TEST(ParkingLotLeaveTest, RequeueMovesOnlyTheWaitersItsFilterAccepts) {
-  alignas(4) std::int32_t from = 0;
-  alignas(4) std::int32_t to = 0;
-  RecordingWaiter a;
-  RecordingWaiter b;
-  ASSERT_TRUE(parking_lot::enqueue(&from, a, [] { return true; }));
-  ASSERT_TRUE(parking_lot::enqueue(&from, b, [] { return true; }));
-  bool first = true;
-  const parking_lot::RequeueResult result = parking_lot::requeue(
-      &from, &to,
-      [](std::size_t waiting) {
-        EXPECT_EQ(waiting, 2u);
-        return parking_lot::RequeueDecision{true, 9, nullptr};
-      },
-      [&](std::int64_t) { return std::exchange(first, false); });
-  EXPECT_EQ(result.moved, 1u);
-  EXPECT_EQ(result.woken, 1u);
-  ASSERT_TRUE(b.WaitForWakes(1));
-  EXPECT_EQ(b.last_token(), 9);
-  EXPECT_TRUE(parking_lot::cancel(a));
-}
-
-TEST(ParkingLotLeaveTest, RequeueWakesTheAsynchronousWaitersWhenTheDecisionSaysSo) {
+TEST(ParkingLotLeaveTest, RequeueWakesTheWaitersItsChoiceNamesWithTheirTokens) {
   alignas(4) std::int32_t from = 0;
   alignas(4) std::int32_t to = 0;
   RecordingWaiter before;
@@ -797,30 +775,62 @@ TEST(ParkingLotLeaveTest, RequeueWakesTheAsynchronousWaitersWhenTheDecisionSaysS
   ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(&from) == 2u; }));
   RecordingWaiter after;
   ASSERT_TRUE(parking_lot::enqueue(&from, after, [] { return true; }));
+  RecordingWaiter last;
+  ASSERT_TRUE(parking_lot::enqueue(&from, last, [] { return true; }));
 
+  // Asked oldest first: the first asynchronous waiter is woken with 4, the next with 5, the last
+  // is moved, and so is the blocked thread.
+  WakeToken next_token = 4;
   const parking_lot::RequeueResult result = parking_lot::requeue(
       &from, &to,
       [](std::size_t waiting) {
-        EXPECT_EQ(waiting, 3u);
-        parking_lot::RequeueDecision decision{true, 5, nullptr};
-        decision.wake_asynchronous = true;
-        return decision;
+        EXPECT_EQ(waiting, 4u);
+        return parking_lot::RequeueDecision{true, 9, nullptr};
       },
-      [](std::int64_t) { return true; });
+      [&](const Waiter& waiter) -> std::optional<WakeToken> {
+        if (waiter.blocking() || next_token > 5) return std::nullopt;
+        return next_token++;
+      });
   EXPECT_EQ(result.woken, 2u);
-  EXPECT_EQ(result.moved, 1u);
+  EXPECT_EQ(result.moved, 2u);
   ASSERT_TRUE(before.WaitForWakes(1));
   ASSERT_TRUE(after.WaitForWakes(1));
-  EXPECT_EQ(before.last_token(), 5);
+  EXPECT_EQ(before.last_token(), 4);
   EXPECT_EQ(after.last_token(), 5);
   EXPECT_EQ(parking_lot::queued_count(&from), 0u);
-  ASSERT_EQ(parking_lot::queued_count(&to), 1u) << "the blocked thread was moved";
+  ASSERT_EQ(parking_lot::queued_count(&to), 2u) << "the blocked thread and the last were moved";
 
   EXPECT_TRUE(
       parking_lot::unpark_one(&to, [](const UnparkInfo&) { return WakeToken{6}; }).unparked);
   threads.JoinOrAbort();
   EXPECT_EQ(blocked.status, ParkResult::Status::kUnparked);
   EXPECT_EQ(blocked.token, 6);
+  EXPECT_TRUE(parking_lot::cancel(last));
+}
+
+TEST(ParkingLotLeaveTest, RequeueThatDoesNotMoveWakesEveryWaiterWithTheDecisionsToken) {
+  alignas(4) std::int32_t from = 0;
+  alignas(4) std::int32_t to = 0;
+  RecordingWaiter a;
+  RecordingWaiter b;
+  ASSERT_TRUE(parking_lot::enqueue(&from, a, [] { return true; }));
+  ASSERT_TRUE(parking_lot::enqueue(&from, b, [] { return true; }));
+  const parking_lot::RequeueResult result = parking_lot::requeue(
+      &from, &to,
+      [](std::size_t) {
+        return parking_lot::RequeueDecision{false, 9, nullptr};
+      },
+      [](const Waiter&) -> std::optional<WakeToken> {
+        ADD_FAILURE() << "asked only when waiters move";
+        return std::nullopt;
+      });
+  EXPECT_EQ(result.woken, 2u);
+  EXPECT_EQ(result.moved, 0u);
+  for (RecordingWaiter* waiter : {&a, &b}) {
+    ASSERT_TRUE(waiter->WaitForWakes(1));
+    EXPECT_EQ(waiter->last_token(), 9);
+  }
+  EXPECT_EQ(parking_lot::queued_count(&to), 0u);
 }
 
 TEST(ParkingLotLeaveTest, UnparkFilterGrantsInOrderUntilTheFirstRefusal) {
