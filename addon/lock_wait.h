@@ -42,24 +42,6 @@ constexpr LockStatus final_status(Attempt attempt) noexcept {
   return attempt == Attempt::kAcquired ? LockStatus::kAcquired : LockStatus::kCorrupt;
 }
 
-// One step of an asynchronous acquisition: acquired now (kOwnerDied: from an owner that ended),
-// queued (the waiter's wake-up comes later), or a corrupt word.
-enum class AsyncStep { kAcquired, kOwnerDied, kQueued, kCorrupt };
-
-// The step an attempt that ends the asynchronous lock loop returns (kAcquired or kCorrupt).
-constexpr AsyncStep final_step(Attempt attempt) noexcept {
-  return attempt == Attempt::kAcquired ? AsyncStep::kAcquired : AsyncStep::kCorrupt;
-}
-
-// The status of a waiter that was handed the lock with `token`, which may carry the owner that
-// ended holding it (owner_death.h): reported through `*ended_owner` (if given).
-inline LockStatus handed_over(WakeToken token, ThreadId* ended_owner) noexcept {
-  const ThreadId ended = ended_owner_of(token);
-  if (ended == kNoThread) return LockStatus::kAcquired;
-  if (ended_owner != nullptr) *ended_owner = ended;
-  return LockStatus::kOwnerDied;
-}
-
 // How a lock's park ended, with the watch's verdict applied: `retry` (the word changed before the
 // thread could queue: look again), a final `status` (the waiter left, or passed on what it got),
 // or neither: woken with `token`, which the lock must act on.

@@ -30,58 +30,8 @@ Attempt RwLockWords::try_acquire_or_mark(Mode mode, ThreadId self, std::int32_t 
 
 RwLockWords::LockStatus RwLockWords::acquire_slow(Mode mode, ThreadId self, Deadline deadline,
                                                   ThreadId* ended_owner) {
-  // Whatever this thread waits for here, it would wait for its own write or upgradable hold.
-  if (is_named_holder(self)) return LockStatus::kAlreadyHeld;
-  parking_lot::ParkOptions options;
-  options.deadline = deadline;
-  options.request = mode == Mode::kShared      ? kSharedRequest
-                    : mode == Mode::kExclusive ? exclusive_request(self)
-                                               : upgradable_request(self);
-  options.site = &kWaitSite;
-  LockStatus status = LockStatus::kCorrupt;
-  with_release_grant(0, kNoThread, [&](const parking_lot::Grant& on_leave) {
-    options.on_leave = &on_leave;
-    status = acquire_loop(mode, self, deadline, options, ended_owner);
-  });
-  return status;
-}
-
-RwLockWords::LockStatus RwLockWords::acquire_loop(Mode mode, ThreadId self, Deadline deadline,
-                                                  const parking_lot::ParkOptions& options,
-                                                  ThreadId* ended_owner) {
-  // A write lock granted to one of this thread's own asynchronous waits while it blocks here
-  // would never be released, and neither would a lock in a cycle of blocked threads: the blocked
-  // wait watches for both (lock_wait.h) and reports a deadlock.
-  const LockIdentity lock{&kWaitSite, address()};
-  const auto abandon = [&](WakeToken token) { abandon_wake(self, token); };
-  const auto must_wait = [this] { return this->must_wait(); };
-  int spins = 0;
-  for (;;) {
-    const std::int32_t seen = state().load(std::memory_order_relaxed);
-    // Held, and nobody parked yet: the holder may be about to release.
-    if (spins < spin_policy().limit && !available(mode, seen) && (seen & kParked) == 0 &&
-        !is_corrupt(seen)) {
-      spin_pause(spins++);
-      continue;
-    }
-    const Attempt attempt = try_acquire_or_mark(mode, self, seen);
-    if (attempt == Attempt::kRetry) continue;
-    if (attempt != Attempt::kContended) return final_status(attempt);
-    // Never wait for a writer that has ended: take the lock over and report it. The parked bit
-    // is set now and stays, so the release of the lock taken over still serves the waiters.
-    if (take_from_ended_owner(mode, self, ended_owner)) return LockStatus::kOwnerDied;
-    if (release_ended_upgrader(self)) continue;
-    if (deadline.expired()) {
-      release_and_grant(0);  // the parked bit this thread may have set is nobody's business now
-      return LockStatus::kTimedOut;
-    }
-    const LockPark parked =
-        park_for_lock(address(), must_wait, options, self, lock, Waiting::kForTheLock, abandon);
-    if (parked.retry) continue;
-    if (parked.status) return *parked.status;
-    // Every wake-up is a grant in the requested mode: the state already counts this thread.
-    return handed_over(parked.token, ended_owner);
-  }
+  LockStep step(*this, mode, self);
+  return with_ended_owner(wait_blocking(step, deadline), step, ended_owner);
 }
 
 RwLockWords::LockStatus RwLockWords::lock_slow(ThreadId self, Deadline deadline,
@@ -307,23 +257,83 @@ bool RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
   return !stale;
 }
 
-AsyncStep RwLockWords::lock_or_enqueue(Waiter& waiter, ThreadId* ended_owner) {
+Outcome RwLockWords::lock_or_enqueue(ThreadId self, Waiter& waiter, ThreadId* ended_owner,
+                                     Deadline deadline) {
   const std::int64_t request = waiter.request();
   const Mode mode = request == kSharedRequest ? Mode::kShared
                     : request > 0             ? Mode::kExclusive
                                               : Mode::kUpgradable;
+  // Only a blocking waiter spins: a Promise wait's thread has its event loop to run.
+  const int spin_limit = waiter.blocking() ? spin_policy().limit : 0;
   const auto must_wait = [this] { return this->must_wait(); };
+  int spins = 0;
   for (;;) {
-    const Attempt attempt =
-        try_acquire_or_mark(mode, waiter.thread(), state().load(std::memory_order_relaxed));
-    if (attempt == Attempt::kRetry) continue;
-    if (attempt != Attempt::kContended) return final_step(attempt);
-    if (take_from_ended_owner(mode, waiter.thread(), ended_owner)) return AsyncStep::kOwnerDied;
-    if (release_ended_upgrader(waiter.thread())) continue;
-    if (parking_lot::enqueue(address(), waiter, must_wait, &kWaitSite)) {
-      return AsyncStep::kQueued;
+    const std::int32_t seen = state().load(std::memory_order_relaxed);
+    // Held, and nobody parked yet: the holder may be about to release.
+    if (spins < spin_limit && !available(mode, seen) && (seen & kParked) == 0 &&
+        !is_corrupt(seen)) {
+      spin_pause(spins++);
+      continue;
     }
+    const Attempt attempt = try_acquire_or_mark(mode, self, seen);
+    if (attempt == Attempt::kRetry) continue;
+    if (attempt != Attempt::kContended) return final_status(attempt);
+    // Never wait for a writer that has ended: take the lock over and report it. The parked bit
+    // is set now and stays, so the release of the lock taken over still serves the waiters.
+    if (take_from_ended_owner(mode, self, ended_owner)) return Outcome::kOwnerDied;
+    if (release_ended_upgrader(self)) continue;
+    if (deadline.expired()) {
+      release_and_grant(0);  // the parked bit this waiter may have set is nobody's business now
+      return Outcome::kTimedOut;
+    }
+    if (parking_lot::enqueue(address(), waiter, must_wait, &kWaitSite)) return Outcome::kPending;
   }
+}
+
+std::int64_t RwLockWords::LockStep::request() const {
+  switch (mode_) {
+    case Mode::kExclusive:
+      return exclusive_request(self_);
+    case Mode::kShared:
+      return kSharedRequest;
+    case Mode::kUpgradable:
+      break;
+  }
+  return upgradable_request(self_);
+}
+
+Outcome RwLockWords::LockStep::start(Waiter& waiter) {
+  // Whatever a blocking wait waits for here, it would wait for its own write or upgradable hold.
+  // A Promise wait queues behind its own thread's hold like any other: that thread can release
+  // while it waits.
+  if (waiter.blocking() && lock_.is_named_holder(self_)) return Outcome::kAlreadyHeld;
+  ThreadId ended = kNoThread;
+  const Outcome outcome = lock_.lock_or_enqueue(self_, waiter, &ended, deadline());
+  set_ended_owner(ended);
+  return outcome;
+}
+
+// The only wake-up is a grant: the state already counts this waiter. The grant may carry the
+// writer that ended holding the lock.
+Outcome RwLockWords::LockStep::resume(Waiter& /*waiter*/, WakeToken token) {
+  set_ended_owner(ended_owner_of(token));
+  return ended_owner() == kNoThread ? Outcome::kAcquired : Outcome::kOwnerDied;
+}
+
+void RwLockWords::LockStep::abandon(Waiter& /*waiter*/, WakeToken token) noexcept {
+  lock_.abandon_wake(self_, token);
+}
+
+// Leaving without a grant may unblock the waiters queued behind this one.
+bool RwLockWords::LockStep::cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept {
+  return lock_.cancel(waiter, deferred);
+}
+
+// A lock granted to one of this thread's own Promise waits while it blocks here would never be
+// released, and neither would a lock in a cycle of blocked threads: the blocked wait watches for
+// both (wait_step.h).
+std::optional<LockWatch> RwLockWords::LockStep::watch(const Waiter& /*waiter*/) const {
+  return LockWatch{{&kWaitSite, lock_.address()}, /*for_the_lock=*/true};
 }
 
 void RwLockWords::abandon_wake(ThreadId self, WakeToken token) noexcept {
@@ -361,191 +371,11 @@ void RwLockWords::abandon_wake(ThreadId self, WakeToken token) noexcept {
 const WaitSite RwLockWords::kWaitSite{"rwlock", &key_is_address, &RwLockWords::holder_at,
                                       &RwLockWords::recover_from_ended_owner};
 
-namespace {
-// The upgrader's key is the owner word, one word after the state word.
-const void* state_word_of_upgrade_key(const void* key) noexcept {
-  return static_cast<const std::int32_t*>(key) - RwLockWords::kOwnerIndex;
-}
-ThreadId holder_of_upgrade_key(const void* key) noexcept {
-  return RwLockWords::holder_at(state_word_of_upgrade_key(key));
-}
-}  // namespace
-
-// The upgrader holds the lock it waits on, so it has no lock to be handed when a thread ends.
-const WaitSite RwLockWords::kUpgradeSite{"rwlock", &state_word_of_upgrade_key,
-                                         &holder_of_upgrade_key, nullptr};
-
 ThreadId RwLockWords::holder_at(const void* address) noexcept {
   const RwLockWords words(const_cast<std::int32_t*>(static_cast<const std::int32_t*>(address)));
   return (words.state().load(std::memory_order_relaxed) & (kWriter | kUpgradable)) != 0
              ? words.owner().load(std::memory_order_relaxed)
              : kNoThread;
-}
-
-RwLockWords::UnlockStatus RwLockWords::unlock_upgradable(ThreadId self) noexcept {
-  const std::int32_t seen = state().load(std::memory_order_relaxed);
-  if (is_corrupt(seen)) return UnlockStatus::kCorrupt;
-  // An upgrade under way is the holder's own wait (an asynchronous one): it must end first.
-  if ((seen & kUpgradable) == 0 || (seen & kUpgrading) != 0 ||
-      owner().load(std::memory_order_relaxed) != self) {
-    return UnlockStatus::kNotOwner;
-  }
-  // The owner word first, as a writer does: an upgradable reader that acquires right after the
-  // release below writes its own id.
-  owner().store(kNoThread, std::memory_order_relaxed);
-  return release_upgradable_slow();
-}
-
-RwLockWords::UnlockStatus RwLockWords::release_upgradable_slow() noexcept {
-  const std::int32_t seen = state().load(std::memory_order_relaxed);
-  if ((seen & kUpgradable) == 0 || is_corrupt(seen)) return UnlockStatus::kCorrupt;
-  release_upgradable_hold();
-  return UnlockStatus::kUnlocked;
-}
-
-void RwLockWords::release_upgradable_hold() noexcept {
-  for (;;) {
-    std::int32_t seen = state().load(std::memory_order_relaxed);
-    // The upgrading bit is this hold's too (only its holder sets it).
-    const std::int32_t released = kUpgradable | (seen & kUpgrading) | kOneReader;
-    // Parked waiters may be grantable now (an upgradable reader at the head; readers behind it).
-    if ((seen & kParked) != 0) {
-      release_and_grant(released);
-      return;
-    }
-    if (state().compare_exchange_weak(seen, seen - released, std::memory_order_release,
-                                      std::memory_order_relaxed)) {
-      return;
-    }
-  }
-}
-
-bool RwLockWords::release_ended_upgrader(ThreadId self) noexcept {
-  if ((state().load(std::memory_order_acquire) & kUpgradable) == 0) return false;
-  ThreadId holder = owner().load(std::memory_order_acquire);
-  if (holder == kNoThread || holder == self || !thread_ended(holder)) return false;
-  // The same claim as take_from_ended_owner(): one CAS away from the ended thread's name.
-  if (!owner().compare_exchange_strong(holder, kNoThread, std::memory_order_acquire,
-                                       std::memory_order_relaxed)) {
-    return false;
-  }
-  if ((state().load(std::memory_order_relaxed) & kUpgradable) == 0) {
-    // The upgradable hold seen above was released since, and the name is a writer's that ended:
-    // it goes back, for take_from_ended_owner() to find.
-    ThreadId none = kNoThread;
-    owner().compare_exchange_strong(none, holder, std::memory_order_relaxed);
-    return true;
-  }
-  release_upgradable_hold();
-  return true;
-}
-
-RwLockWords::UpgradeMark RwLockWords::upgrade_or_mark() noexcept {
-  // One decision on one word: the only reader becomes the writer; otherwise the upgrading bit
-  // keeps new readers out. The parked bit stays exactly when waiters remain.
-  UpgradeMark mark = UpgradeMark::kCorrupt;
-  const auto decide = [&](std::int32_t seen, bool keep_parked) -> std::int32_t {
-    if (is_corrupt(seen) || (seen & kUpgradable) == 0) {
-      mark = UpgradeMark::kCorrupt;
-      return seen;
-    }
-    if (readers_of(seen) == 1) {
-      mark = UpgradeMark::kUpgraded;
-      return kWriter | (keep_parked ? kParked : 0);
-    }
-    mark = UpgradeMark::kMarked;
-    return (seen | kUpgrading) & (keep_parked ? ~0 : ~kParked);
-  };
-  for (;;) {
-    std::int32_t seen = state().load(std::memory_order_relaxed);
-    if ((seen & kParked) == 0) {
-      const std::int32_t next = decide(seen, /*keep_parked=*/false);
-      if (next == seen || state().compare_exchange_weak(seen, next, std::memory_order_acquire,
-                                                        std::memory_order_relaxed)) {
-        return mark;
-      }
-      continue;
-    }
-    // With waiters parked, a grant decides on the word under the bucket lock: the upgrade must
-    // not come between its decision and its update.
-    const auto finish = [&](bool queue_empty) {
-      std::int32_t word = state().load(std::memory_order_relaxed);
-      for (;;) {
-        const std::int32_t next = decide(word, !queue_empty);
-        if (next == word || state().compare_exchange_weak(word, next, std::memory_order_acq_rel,
-                                                          std::memory_order_relaxed)) {
-          return;
-        }
-      }
-    };
-    parking_lot::unpark_filter(address(), parking_lot::Grant{nullptr, finish});
-    return mark;
-  }
-}
-
-RwLockWords::UpgradeStatus RwLockWords::upgrade_slow(ThreadId self, Deadline deadline) {
-  if (!holds_upgradable(self)) {
-    return is_corrupt(state().load(std::memory_order_relaxed)) ? UpgradeStatus::kCorrupt
-                                                               : UpgradeStatus::kNotHolder;
-  }
-  // Set only by this thread's own asynchronous upgrade, which must end first.
-  if ((state().load(std::memory_order_relaxed) & kUpgrading) != 0) return UpgradeStatus::kNotHolder;
-  parking_lot::ParkOptions options;
-  options.deadline = deadline;
-  options.request = kUpgradeRequest;
-  options.site = &kUpgradeSite;
-  const auto must_wait = [this] { return must_wait_for_readers(); };
-  for (;;) {
-    switch (upgrade_or_mark()) {
-      case UpgradeMark::kUpgraded:
-        return UpgradeStatus::kUpgraded;
-      case UpgradeMark::kCorrupt:
-        return UpgradeStatus::kCorrupt;
-      case UpgradeMark::kMarked:
-        break;
-    }
-    if (deadline.expired()) {
-      end_upgrade_wait();
-      return UpgradeStatus::kTimedOut;
-    }
-    // Every outcome but an interrupt means "look again": the wake-up carries nothing to pass on
-    // (this thread is the only upgrader), and a deadline is seen at the top after one more try.
-    if (parking_lot::park(upgrade_key(), must_wait, options).status ==
-        ParkResult::Status::kInterrupted) {
-      end_upgrade_wait();
-      return UpgradeStatus::kInterrupted;
-    }
-  }
-}
-
-RwLockWords::UpgradeStep RwLockWords::upgrade_or_enqueue(Waiter& waiter) {
-  if (!holds_upgradable(waiter.thread())) {
-    return is_corrupt(state().load(std::memory_order_relaxed)) ? UpgradeStep::kCorrupt
-                                                               : UpgradeStep::kNotHolder;
-  }
-  const auto must_wait = [this] { return must_wait_for_readers(); };
-  for (;;) {
-    switch (upgrade_or_mark()) {
-      case UpgradeMark::kUpgraded:
-        return UpgradeStep::kUpgraded;
-      case UpgradeMark::kCorrupt:
-        return UpgradeStep::kCorrupt;
-      case UpgradeMark::kMarked:
-        break;
-    }
-    if (parking_lot::enqueue(upgrade_key(), waiter, must_wait, &kUpgradeSite)) {
-      return UpgradeStep::kQueued;
-    }
-  }
-}
-
-void RwLockWords::end_upgrade_wait(bool grant) noexcept {
-  std::int32_t seen = state().load(std::memory_order_relaxed);
-  while ((seen & kUpgrading) != 0 &&
-         !state().compare_exchange_weak(seen, seen & ~kUpgrading, std::memory_order_relaxed)) {
-  }
-  // The readers the mark kept out queue at the head now: grantable, beside this read hold.
-  if (grant && (seen & kParked) != 0) release_and_grant(0);
 }
 
 bool RwLockWords::cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept {

@@ -102,6 +102,7 @@
 #include "lock_wait.h"
 #include "parking_lot.h"
 #include "thread_id.h"
+#include "wait_step.h"
 
 namespace parklock {
 
@@ -146,12 +147,7 @@ class RwLockWords {
   // lock. Wherever it is returned, `*ended_owner` (if given) is set to that writer.
   using LockStatus = parklock::LockStatus;
   enum class UnlockStatus { kUnlocked, kNotOwner, kCorrupt };
-  using AsyncStep = parklock::AsyncStep;
   enum class Mode { kShared, kExclusive, kUpgradable };
-  // kNotHolder: the calling thread does not hold the upgradable read lock, or an upgrade of it is
-  // already under way.
-  enum class UpgradeStatus { kUpgraded, kTimedOut, kInterrupted, kNotHolder, kCorrupt };
-  enum class UpgradeStep { kUpgraded, kQueued, kNotHolder, kCorrupt };
 
   static constexpr bool is_corrupt(std::int32_t state) noexcept {
     return state < 0 ||
@@ -276,10 +272,12 @@ class RwLockWords {
   // word: the upgradable read hold is given back, and the lock handed on if waiters are parked.
   UnlockStatus release_upgradable_slow() noexcept;
 
-  // Turns the upgradable read hold of `self` into the write lock, waiting (until `deadline`) for
-  // the other readers to leave. On kTimedOut and kInterrupted the upgradable hold stays.
-  UpgradeStatus upgrade(ThreadId self, Deadline deadline = Deadline::never()) {
-    if (try_upgrade(self)) return UpgradeStatus::kUpgraded;
+  // Turns the upgradable read hold of `self` into the write lock (kAcquired), waiting (until
+  // `deadline`) for the other readers to leave. On kTimedOut and kInterrupted the upgradable hold
+  // stays. kNotOwner: `self` does not hold the upgradable read lock, or an upgrade of it is
+  // already under way.
+  Outcome upgrade(ThreadId self, Deadline deadline = Deadline::never()) {
+    if (try_upgrade(self)) return Outcome::kAcquired;
     return upgrade_slow(self, deadline);
   }
 
@@ -291,12 +289,16 @@ class RwLockWords {
                                            std::memory_order_relaxed);
   }
 
-  UpgradeStatus upgrade_slow(ThreadId self, Deadline deadline);
+  Outcome upgrade_slow(ThreadId self, Deadline deadline);
 
-  // One step of an asynchronous upgrade by `waiter.thread()`: upgrades now, or marks the upgrade
-  // and queues `waiter` on upgrade_key(), whose wake-up (kUpgradeReady) means "look again".
-  // kNotHolder if that thread does not hold the upgradable read lock.
-  UpgradeStep upgrade_or_enqueue(Waiter& waiter);
+  // The upgrade protocol, one step, for `self`: upgrades now (kAcquired), or marks the upgrade and
+  // queues `waiter` on upgrade_key(), whose wake-up (kUpgradeReady) means "look again"
+  // (kPending); kTimedOut (the mark cleared) once `deadline` has passed; kNotOwner if `self` does
+  // not hold the upgradable read lock; kCorrupt.
+  Outcome upgrade_or_enqueue(ThreadId self, Waiter& waiter, Deadline deadline = Deadline::never());
+
+  // The upgrade as a WaitStep (wait_step.h), blocking or Promise.
+  class UpgradeStep;
 
   // An upgrade that gives up (its deadline, an interrupt, a cancelled asynchronous upgrade):
   // clears the upgrading bit and, if `grant` and waiters are parked, lets in the readers it kept
@@ -307,12 +309,18 @@ class RwLockWords {
   // Where the upgrader waits: the owner word, a key of its own.
   const void* upgrade_key() const noexcept { return words_ + kOwnerIndex; }
 
-  // --- Asynchronous waits and giving up ---
+  // --- Lock waits and giving up ---
 
-  // One step of an asynchronous lock in the mode `waiter.request()` names (kSharedRequest or
-  // exclusive_request(waiter.thread())): acquires now, or queues `waiter`, whose one wake-up is
-  // then the grant. Never blocks and never spins.
-  AsyncStep lock_or_enqueue(Waiter& waiter, ThreadId* ended_owner = nullptr);
+  // The lock protocol, one step, for `self` in the mode `waiter.request()` names (kSharedRequest,
+  // exclusive_request(self) or upgradable_request(self)): acquires now (kAcquired;
+  // kOwnerDied from a writer that ended), or queues `waiter`, whose one wake-up is then the grant
+  // (kPending); kTimedOut once `deadline` has passed (nothing left marked for it); kCorrupt.
+  // Spins first only for a blocking waiter; never sleeps.
+  Outcome lock_or_enqueue(ThreadId self, Waiter& waiter, ThreadId* ended_owner = nullptr,
+                          Deadline deadline = Deadline::never());
+
+  // A lock wait in one Mode as a WaitStep (wait_step.h), blocking or Promise.
+  class LockStep;
 
   // A waiter that received `token` but no longer wants the lock (timed out, cancelled, its thread
   // is gone) releases what it was granted, which hands the lock on to the next waiters; a write
@@ -431,8 +439,6 @@ class RwLockWords {
   }
   UnlockStatus release_parked_downgrade() noexcept;
   LockStatus acquire_slow(Mode mode, ThreadId self, Deadline deadline, ThreadId* ended_owner);
-  LockStatus acquire_loop(Mode mode, ThreadId self, Deadline deadline,
-                          const parking_lot::ParkOptions& options, ThreadId* ended_owner);
   // Under the bucket lock: gives back `released` (kWriter, kOneReader, kUpgradable + kOneReader
   // (with kUpgrading), 0, or kWriter - kOneReader for a downgrade) and grants the oldest
   // waiters what is then grantable, keeping the parked bit exactly when waiters remain. With an
@@ -447,6 +453,40 @@ class RwLockWords {
                           FunctionRef<void(const parking_lot::Grant&)> run) noexcept;
 
   std::int32_t* words_;
+};
+
+// A lock wait of `self` in `mode`. Every wake-up is a grant in that mode.
+class RwLockWords::LockStep final : public WaitStep {
+ public:
+  LockStep(RwLockWords lock, Mode mode, ThreadId self) noexcept
+      : lock_(lock), mode_(mode), self_(self) {}
+  std::int64_t request() const override;
+  Outcome start(Waiter& waiter) override;
+  Outcome resume(Waiter& waiter, WakeToken token) override;
+  void abandon(Waiter& waiter, WakeToken token) noexcept override;
+  bool cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept override;
+  std::optional<LockWatch> watch(const Waiter& waiter) const override;
+
+ private:
+  RwLockWords lock_;
+  const Mode mode_;
+  const ThreadId self_;
+};
+
+// The upgrade of the upgradable read hold of `self`. Each wake-up means "look again": the
+// upgrader is the only waiter of its queue.
+class RwLockWords::UpgradeStep final : public WaitStep {
+ public:
+  UpgradeStep(RwLockWords lock, ThreadId self) noexcept : lock_(lock), self_(self) {}
+  std::int64_t request() const override { return kUpgradeRequest; }
+  Outcome start(Waiter& waiter) override;
+  Outcome resume(Waiter& waiter, WakeToken token) override;
+  void abandon(Waiter& waiter, WakeToken token) noexcept override;
+  bool cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept override;
+
+ private:
+  RwLockWords lock_;
+  const ThreadId self_;
 };
 
 // A self-contained readers-writer lock for C++ code (Lockable and SharedLockable, so it works
@@ -491,7 +531,7 @@ class RwLock {
   // Throws std::system_error (operation_not_permitted) if this thread does not hold the
   // upgradable read lock.
   void upgrade() {
-    if (words().upgrade(current_thread_id()) == RwLockWords::UpgradeStatus::kNotHolder) {
+    if (words().upgrade(current_thread_id()) == Outcome::kNotOwner) {
       throw std::system_error(std::make_error_code(std::errc::operation_not_permitted));
     }
   }

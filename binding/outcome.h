@@ -14,52 +14,6 @@ constexpr Settlement settlement_of(Outcome outcome) {
   return outcome;
 }
 
-// The asynchronous steps of the locks that record an owner (lock_wait.h).
-constexpr Settlement settlement_of(AsyncStep step) {
-  switch (step) {
-    case AsyncStep::kAcquired:
-      return settled::kAcquired;
-    case AsyncStep::kOwnerDied:
-      return settled::kOwnerDied;
-    case AsyncStep::kQueued:
-      return settled::kPending;
-    case AsyncStep::kCorrupt:
-      break;
-  }
-  return settled::kCorrupt;
-}
-
-// The upgrade of an RWLock's upgradable read hold.
-constexpr Settlement settlement_of(RwLockWords::UpgradeStatus status) {
-  switch (status) {
-    case RwLockWords::UpgradeStatus::kUpgraded:
-      return settled::kAcquired;
-    case RwLockWords::UpgradeStatus::kTimedOut:
-      return settled::kTimedOut;
-    case RwLockWords::UpgradeStatus::kInterrupted:
-      return settled::kInterrupted;
-    case RwLockWords::UpgradeStatus::kNotHolder:
-      return settled::kNotOwner;
-    case RwLockWords::UpgradeStatus::kCorrupt:
-      break;
-  }
-  return settled::kCorrupt;
-}
-
-constexpr Settlement settlement_of(RwLockWords::UpgradeStep step) {
-  switch (step) {
-    case RwLockWords::UpgradeStep::kUpgraded:
-      return settled::kAcquired;
-    case RwLockWords::UpgradeStep::kQueued:
-      return settled::kPending;
-    case RwLockWords::UpgradeStep::kNotHolder:
-      return settled::kNotOwner;
-    case RwLockWords::UpgradeStep::kCorrupt:
-      break;
-  }
-  return settled::kCorrupt;
-}
-
 // kBadCount cannot happen: the binding checks counts before it calls the core.
 constexpr Settlement settlement_of(SemaphoreWord::AcquireStatus status) {
   switch (status) {

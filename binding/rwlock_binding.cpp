@@ -3,7 +3,6 @@
 #include "errors.h"
 #include "exports.h"
 #include "handle.h"
-#include "owner_death.h"
 #include "rwlock.h"
 #include "wait_calls.h"
 
@@ -14,122 +13,28 @@ namespace {
 using Mode = RwLockWords::Mode;
 
 // rwlockLockSlow(handle, timeoutMs), rwlockLockSharedSlow(...) and rwlockLockUpgradableSlow(...)
-// -> ACQUIRED | OWNER_DIED | TIMED_OUT | ALREADY_HELD | DEADLOCK | CORRUPT; block this thread.
+// -> settlement, blocking this thread; rwlockLockAsync(handle, record),
+// rwlockLockSharedAsync(...) and rwlockLockUpgradableAsync(...) -> ACQUIRED, OWNER_DIED, CORRUPT,
+// or the queued wait's handle.
 template <Mode kMode>
-struct LockSlow {
-  static constexpr std::size_t kTimeoutArg = 1;
-  LockSlow(const Napi::CallbackInfo& info, ThreadId)
-      : lock(words_of(info, 0, RwLockWords::kWordCount)) {}
-  RwLockWords::LockStatus run(BlockingWait& wait) {
-    switch (kMode) {
-      case Mode::kExclusive:
-        return lock.lock_slow(wait.self, wait.deadline, &wait.ended);
-      case Mode::kShared:
-        return lock.lock_shared_slow(wait.self, wait.deadline, &wait.ended);
-      case Mode::kUpgradable:
-        break;
-    }
-    return lock.lock_upgradable_slow(wait.self, wait.deadline, &wait.ended);
+struct Lock {
+  using Step = RwLockWords::LockStep;
+  static constexpr std::size_t kLastArg = 1;
+  // The handle, which the pending wait's record holds through the RWLock, keeps the words valid.
+  static auto arguments(const Napi::CallbackInfo& info, ThreadId self) {
+    return std::make_tuple(RwLockWords(words_of(info, 0, RwLockWords::kWordCount)), kMode, self);
   }
-  RwLockWords lock;
 };
 
-// rwlockLockAsync(handle, record), rwlockLockSharedAsync(...) and rwlockLockUpgradableAsync(...)
-// -> ACQUIRED, OWNER_DIED, CORRUPT, or the queued wait's handle.
-template <Mode kMode>
-class LockAsync final : public WaitStep {
- public:
-  static constexpr std::size_t kRecordArg = 1;
-  LockAsync(const Napi::CallbackInfo& info, ThreadId self)
-      : words_(words_of(info, 0, RwLockWords::kWordCount)), self_(self) {}
-
-  std::int64_t request() const override {
-    switch (kMode) {
-      case Mode::kExclusive:
-        return RwLockWords::exclusive_request(self_);
-      case Mode::kShared:
-        return RwLockWords::kSharedRequest;
-      case Mode::kUpgradable:
-        break;
-    }
-    return RwLockWords::upgradable_request(self_);
+// rwlockUpgradeSlow(handle, timeoutMs) -> ACQUIRED (upgraded) | TIMED_OUT | NOT_OWNER | CORRUPT,
+// blocking this thread while other readers hold the lock; rwlockUpgradeAsync(handle, record) ->
+// ACQUIRED (upgraded), NOT_OWNER, CORRUPT, or the queued wait's handle.
+struct Upgrade {
+  using Step = RwLockWords::UpgradeStep;
+  static constexpr std::size_t kLastArg = 1;
+  static auto arguments(const Napi::CallbackInfo& info, ThreadId self) {
+    return std::make_tuple(RwLockWords(words_of(info, 0, RwLockWords::kWordCount)), self);
   }
-
-  Settlement start(Waiter& waiter) override {
-    ThreadId ended = kNoThread;
-    const Settlement settlement =
-        settlement_of(RwLockWords(words_).lock_or_enqueue(waiter, &ended));
-    set_ended_owner(ended);
-    return settlement;
-  }
-
-  // The only wake-up is a grant: the lock is this wait's, unless it was cancelled meanwhile. The
-  // grant may carry the writer that ended holding the lock.
-  Settlement resume(Waiter& /*waiter*/, WakeToken token) override {
-    set_ended_owner(ended_owner_of(token));
-    return ended_owner() == kNoThread ? settled::kAcquired : settled::kOwnerDied;
-  }
-
-  void abandon(Waiter& waiter, WakeToken token) noexcept override {
-    RwLockWords(words_).abandon_wake(waiter.thread(), token);
-  }
-
-  // Leaving without a grant may unblock the waiters queued behind this one.
-  bool cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept override {
-    return RwLockWords(words_).cancel(waiter, deferred);
-  }
-
- private:
-  // Kept valid by the handle, which the pending wait's record holds through the RWLock.
-  std::int32_t* const words_;
-  const ThreadId self_;
-};
-
-// The upgrade of an upgradable read hold, blocking and asynchronous.
-
-// rwlockUpgradeSlow(handle, timeoutMs) -> ACQUIRED (upgraded) | TIMED_OUT | NOT_OWNER | CORRUPT;
-// blocks this thread while other readers hold the lock.
-struct UpgradeSlow {
-  static constexpr std::size_t kTimeoutArg = 1;
-  UpgradeSlow(const Napi::CallbackInfo& info, ThreadId)
-      : lock(words_of(info, 0, RwLockWords::kWordCount)) {}
-  RwLockWords::UpgradeStatus run(BlockingWait& wait) {
-    return lock.upgrade_slow(wait.self, wait.deadline);
-  }
-  RwLockWords lock;
-};
-
-// rwlockUpgradeAsync(handle, record) -> ACQUIRED (upgraded), NOT_OWNER, CORRUPT, or the queued
-// wait's handle. Each wake-up means "look again": the upgrader is the only waiter of its queue.
-class UpgradeAsync final : public WaitStep {
- public:
-  static constexpr std::size_t kRecordArg = 1;
-  UpgradeAsync(const Napi::CallbackInfo& info, ThreadId)
-      : words_(words_of(info, 0, RwLockWords::kWordCount)) {}
-
-  std::int64_t request() const override { return RwLockWords::kUpgradeRequest; }
-
-  Settlement start(Waiter& waiter) override {
-    return settlement_of(RwLockWords(words_).upgrade_or_enqueue(waiter));
-  }
-
-  Settlement resume(Waiter& waiter, WakeToken /*token*/) override {
-    return settlement_of(RwLockWords(words_).upgrade_or_enqueue(waiter));
-  }
-
-  // The wake-up obliges nothing, but the upgrade's mark must go: it keeps readers out.
-  void abandon(Waiter&, WakeToken) noexcept override { RwLockWords(words_).end_upgrade_wait(); }
-
-  // A teardown (`deferred`) leaves the readers kept out to the release of the thread's upgradable
-  // hold, which its end brings (owner_death.h) and which grants them.
-  bool cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept override {
-    if (!parking_lot::cancel(waiter)) return false;
-    RwLockWords(words_).end_upgrade_wait(deferred == nullptr);
-    return true;
-  }
-
- private:
-  std::int32_t* const words_;
 };
 
 // rwlockTakeOver(handle, mode) -> OWNER_DIED if the write lock was held by a thread that has ended
@@ -207,32 +112,30 @@ Napi::Value unlock_shared_slow(const Napi::CallbackInfo& info) {
 }
 
 const Exports registered([](Napi::Env env, Napi::Object exports) {
-  exports.Set("rwlockLockSlow", Napi::Function::New(env, blocking_call<LockSlow<Mode::kExclusive>>,
-                                                    "rwlockLockSlow"));
+  exports.Set("rwlockLockSlow",
+              Napi::Function::New(env, blocking_wait<Lock<Mode::kExclusive>>, "rwlockLockSlow"));
+  exports.Set("rwlockLockSharedSlow",
+              Napi::Function::New(env, blocking_wait<Lock<Mode::kShared>>, "rwlockLockSharedSlow"));
   exports.Set(
-      "rwlockLockSharedSlow",
-      Napi::Function::New(env, blocking_call<LockSlow<Mode::kShared>>, "rwlockLockSharedSlow"));
-  exports.Set("rwlockLockUpgradableSlow",
-              Napi::Function::New(env, blocking_call<LockSlow<Mode::kUpgradable>>,
-                                  "rwlockLockUpgradableSlow"));
+      "rwlockLockUpgradableSlow",
+      Napi::Function::New(env, blocking_wait<Lock<Mode::kUpgradable>>, "rwlockLockUpgradableSlow"));
   exports.Set("rwlockReleaseUpgradableSlow",
               Napi::Function::New(env, release_upgradable_slow, "rwlockReleaseUpgradableSlow"));
   exports.Set("rwlockUpgradeSlow",
-              Napi::Function::New(env, blocking_call<UpgradeSlow>, "rwlockUpgradeSlow"));
+              Napi::Function::New(env, blocking_wait<Upgrade>, "rwlockUpgradeSlow"));
   exports.Set("rwlockUpgradeAsync",
-              Napi::Function::New(env, start_async<UpgradeAsync>, "rwlockUpgradeAsync"));
+              Napi::Function::New(env, promise_wait<Upgrade>, "rwlockUpgradeAsync"));
   exports.Set("rwlockReleaseWriteSlow",
               Napi::Function::New(env, release_write_slow, "rwlockReleaseWriteSlow"));
   exports.Set("rwlockUnlockSharedSlow",
               Napi::Function::New(env, unlock_shared_slow, "rwlockUnlockSharedSlow"));
-  exports.Set("rwlockLockAsync", Napi::Function::New(env, start_async<LockAsync<Mode::kExclusive>>,
-                                                     "rwlockLockAsync"));
+  exports.Set("rwlockLockAsync",
+              Napi::Function::New(env, promise_wait<Lock<Mode::kExclusive>>, "rwlockLockAsync"));
+  exports.Set("rwlockLockSharedAsync",
+              Napi::Function::New(env, promise_wait<Lock<Mode::kShared>>, "rwlockLockSharedAsync"));
   exports.Set(
-      "rwlockLockSharedAsync",
-      Napi::Function::New(env, start_async<LockAsync<Mode::kShared>>, "rwlockLockSharedAsync"));
-  exports.Set("rwlockLockUpgradableAsync",
-              Napi::Function::New(env, start_async<LockAsync<Mode::kUpgradable>>,
-                                  "rwlockLockUpgradableAsync"));
+      "rwlockLockUpgradableAsync",
+      Napi::Function::New(env, promise_wait<Lock<Mode::kUpgradable>>, "rwlockLockUpgradableAsync"));
   exports.Set("rwlockTakeOver", Napi::Function::New(env, take_over, "rwlockTakeOver"));
   exports.Set("rwlockDowngrade", Napi::Function::New(env, downgrade, "rwlockDowngrade"));
 

@@ -31,9 +31,6 @@ using testing::WaitUntil;
 using testing::with_interrupt;
 using LockStatus = RwLockWords::LockStatus;
 using UnlockStatus = RwLockWords::UnlockStatus;
-using AsyncStep = RwLockWords::AsyncStep;
-using UpgradeStatus = RwLockWords::UpgradeStatus;
-using UpgradeStep = RwLockWords::UpgradeStep;
 
 constexpr std::int32_t kW = RwLockWords::kWriter;
 constexpr std::int32_t kP = RwLockWords::kParked;
@@ -311,7 +308,7 @@ TEST_F(RwLockWordsTest, DowngradeGrantsTheReadersAtTheHeadAndKeepsTheWriterWaiti
   GrantWaiter r2 = GrantWaiter::Shared(kAsyncB);
   GrantWaiter w3 = GrantWaiter::Exclusive(kAsyncC);
   for (GrantWaiter* waiter : {&r1, &r2, &w3}) {
-    ASSERT_EQ(lock_.lock_or_enqueue(*waiter), AsyncStep::kQueued);
+    ASSERT_EQ(lock_.lock_or_enqueue(waiter->thread(), *waiter), Outcome::kPending);
   }
   ASSERT_EQ(lock_.downgrade(self_), UnlockStatus::kUnlocked);
   ASSERT_TRUE(r1.WaitForWakes(1));
@@ -336,7 +333,7 @@ TEST_F(RwLockWordsTest, AReleaseGrantsTheReadersAtTheHeadUpToTheFirstWriter) {
   GrantWaiter w3 = GrantWaiter::Exclusive(kAsyncC);
   GrantWaiter r4 = GrantWaiter::Shared(kAsyncA);
   for (GrantWaiter* waiter : {&r1, &r2, &w3, &r4}) {
-    ASSERT_EQ(lock_.lock_or_enqueue(*waiter), AsyncStep::kQueued);
+    ASSERT_EQ(lock_.lock_or_enqueue(waiter->thread(), *waiter), Outcome::kPending);
   }
   EXPECT_EQ(state(), kW | kP);
   EXPECT_EQ(queued(), 4u);
@@ -372,15 +369,15 @@ TEST_F(RwLockWordsTest, AReleaseGrantsTheReadersAtTheHeadUpToTheFirstWriter) {
 
 TEST_F(RwLockWordsTest, LockOrEnqueueAcquiresAnAvailableLockWithoutQueuing) {
   GrantWaiter writer = GrantWaiter::Exclusive(kAsyncA);
-  EXPECT_EQ(lock_.lock_or_enqueue(writer), AsyncStep::kAcquired);
+  EXPECT_EQ(lock_.lock_or_enqueue(writer.thread(), writer), Outcome::kAcquired);
   EXPECT_EQ(state(), kW);
   EXPECT_EQ(owner(), kAsyncA);
   ASSERT_EQ(lock_.unlock(kAsyncA), UnlockStatus::kUnlocked);
 
   GrantWaiter r1 = GrantWaiter::Shared(kAsyncA);
   GrantWaiter r2 = GrantWaiter::Shared(kAsyncB);
-  EXPECT_EQ(lock_.lock_or_enqueue(r1), AsyncStep::kAcquired);
-  EXPECT_EQ(lock_.lock_or_enqueue(r2), AsyncStep::kAcquired);
+  EXPECT_EQ(lock_.lock_or_enqueue(r1.thread(), r1), Outcome::kAcquired);
+  EXPECT_EQ(lock_.lock_or_enqueue(r2.thread(), r2), Outcome::kAcquired);
   EXPECT_EQ(state(), Readers(2));
   EXPECT_EQ(queued(), 0u);
   ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
@@ -464,8 +461,8 @@ TEST_F(RwLockWordsTest, CorruptWordsAreReportedNotWaitedOn) {
     EXPECT_EQ(lock_.unlock(self_), UnlockStatus::kCorrupt) << corrupt;
     GrantWaiter writer = GrantWaiter::Exclusive(kAsyncA);
     GrantWaiter reader = GrantWaiter::Shared(kAsyncB);
-    EXPECT_EQ(lock_.lock_or_enqueue(writer), AsyncStep::kCorrupt) << corrupt;
-    EXPECT_EQ(lock_.lock_or_enqueue(reader), AsyncStep::kCorrupt) << corrupt;
+    EXPECT_EQ(lock_.lock_or_enqueue(writer.thread(), writer), Outcome::kCorrupt) << corrupt;
+    EXPECT_EQ(lock_.lock_or_enqueue(reader.thread(), reader), Outcome::kCorrupt) << corrupt;
     EXPECT_EQ(queued(), 0u);
     EXPECT_EQ(state(), corrupt) << "the corrupt value must be left for diagnosis";
   }
@@ -501,8 +498,8 @@ TEST_F(RwLockWordsTest, ReadersBehindAWriterThatGivesUpJoinTheReadersHoldingTheL
   ASSERT_TRUE(lock_.try_lock_shared());
   GrantWaiter writer = GrantWaiter::Exclusive(kAsyncA);
   GrantWaiter reader = GrantWaiter::Shared(kAsyncB);
-  ASSERT_EQ(lock_.lock_or_enqueue(writer), AsyncStep::kQueued);
-  ASSERT_EQ(lock_.lock_or_enqueue(reader), AsyncStep::kQueued);
+  ASSERT_EQ(lock_.lock_or_enqueue(writer.thread(), writer), Outcome::kPending);
+  ASSERT_EQ(lock_.lock_or_enqueue(reader.thread(), reader), Outcome::kPending);
   EXPECT_EQ(state(), Readers(1) | kP);
 
   // The writer's wait is cancelled (its timeout or abort): the reader behind it needs no release.
@@ -523,7 +520,7 @@ TEST_F(RwLockWordsTest, AbandonedGrantsAreHandedOn) {
   GrantWaiter r2 = GrantWaiter::Shared(kAsyncB);
   GrantWaiter w3 = GrantWaiter::Exclusive(kAsyncC);
   for (GrantWaiter* waiter : {&w1, &r2, &w3}) {
-    ASSERT_EQ(lock_.lock_or_enqueue(*waiter), AsyncStep::kQueued);
+    ASSERT_EQ(lock_.lock_or_enqueue(waiter->thread(), *waiter), Outcome::kPending);
   }
   ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
   ASSERT_TRUE(w1.WaitForWakes(1));
@@ -638,7 +635,7 @@ TEST_F(RwLockWordsTest, ReleaseGrantsAPromiseWriterWhatOtherReadersLeavingMeanwh
   ASSERT_EQ(lock_.lock_upgradable(self_), LockStatus::kAcquired);
   ASSERT_TRUE(lock_.try_lock_shared()) << "another reader beside the upgradable one";
   GrantWaiter writer = GrantWaiter::Exclusive(kAsyncA);
-  ASSERT_EQ(lock_.lock_or_enqueue(writer), AsyncStep::kQueued);
+  ASSERT_EQ(lock_.lock_or_enqueue(writer.thread(), writer), Outcome::kPending);
   ASSERT_EQ(state(), kU | kP | Readers(2));
 
   ReleaseUpgradableAsTheOtherReaderLeaves();
@@ -708,9 +705,9 @@ TEST_F(RwLockWordsTest, AsyncAndSyncLockersKeepAnExactCount) {
     const ThreadId me = current_thread_id();
     for (int i = 0; i < kIterations; ++i) {
       GrantWaiter waiter = writer ? GrantWaiter::Exclusive(me) : GrantWaiter::Shared(me);
-      const AsyncStep step = lock_.lock_or_enqueue(waiter);
-      ASSERT_NE(step, AsyncStep::kCorrupt);
-      if (step == AsyncStep::kQueued) {
+      const Outcome step = lock_.lock_or_enqueue(waiter.thread(), waiter);
+      ASSERT_NE(step, Outcome::kCorrupt);
+      if (step == Outcome::kPending) {
         if (i % 3 == 0 && !waiter.WaitForWakes(1, 50us)) {
           ++give_ups;
           if (lock_.cancel(waiter)) continue;
@@ -777,6 +774,38 @@ ThreadId RunThreadThatEnds(Body body) {
   return id;
 }
 
+// A thread that takes the write lock and ends holding it when End() is called, while the test
+// waits (its thread_local identity ends it at exit).
+class WriterThatEnds {
+ public:
+  explicit WriterThatEnds(RwLockWords lock)
+      : thread_([this, lock]() mutable {
+          const ThreadId me = current_thread_id();
+          ASSERT_EQ(lock.lock(me), LockStatus::kAcquired);
+          id_ = me;
+          EXPECT_TRUE(WaitUntil([&] { return may_end_.load(); }));
+        }) {
+    EXPECT_TRUE(WaitUntil([&] { return id_.load() != kNoThread; }));
+  }
+  WriterThatEnds(const WriterThatEnds&) = delete;
+  WriterThatEnds& operator=(const WriterThatEnds&) = delete;
+  ~WriterThatEnds() {
+    if (thread_.joinable()) End();
+  }
+
+  ThreadId id() const { return id_.load(); }
+  // Ends the thread: with waiters parked, its end recovers the lock for them.
+  void End() {
+    may_end_ = true;
+    thread_.join();
+  }
+
+ private:
+  std::atomic<ThreadId> id_{kNoThread};
+  std::atomic<bool> may_end_{false};
+  std::thread thread_;
+};
+
 TEST_F(RwLockWordsTest, AWriterThatEndsHoldingTheLockIsTakenOverByTheNextWriter) {
   const ThreadId dead =
       RunThreadThatEnds([&](ThreadId me) { ASSERT_EQ(lock_.lock(me), LockStatus::kAcquired); });
@@ -835,15 +864,8 @@ TEST_F(RwLockWordsTest, AReaderTakesOverTheWriteLockOfAnEndedWriterAsOneReadHold
 
 TEST_F(RwLockWordsTest, WaitersParkedBeforeTheWriterEndsAreGrantedTheLockWithTheReport) {
   for (const bool shared : {false, true}) {
-    std::atomic<ThreadId> dead{kNoThread};
-    std::atomic<bool> may_end{false};
-    std::thread holder([&] {
-      const ThreadId me = current_thread_id();
-      ASSERT_EQ(lock_.lock(me), LockStatus::kAcquired);
-      dead = me;
-      EXPECT_TRUE(WaitUntil([&] { return may_end.load(); }));
-    });
-    ASSERT_TRUE(WaitUntil([&] { return dead.load() != kNoThread; }));
+    WriterThatEnds holder(lock_);
+    const ThreadId dead = holder.id();
     LockStatus status = LockStatus::kCorrupt;
     ThreadId ended = kNoThread;
     ThreadGroup threads;
@@ -855,51 +877,42 @@ TEST_F(RwLockWordsTest, WaitersParkedBeforeTheWriterEndsAreGrantedTheLockWithThe
       EXPECT_EQ(shared ? lock_.unlock_shared() : lock_.unlock(me), UnlockStatus::kUnlocked);
     });
     ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
-    may_end = true;
-    holder.join();  // ends the holder: its end recovers the lock for the parked waiter
+    holder.End();
     threads.JoinOrAbort();
     EXPECT_EQ(status, LockStatus::kOwnerDied) << (shared ? "reader" : "writer");
-    EXPECT_EQ(ended, dead.load());
+    EXPECT_EQ(ended, dead);
     ExpectClean();
   }
 }
 
 TEST_F(RwLockWordsTest, AnAbandonedGrantThatCarriesAnEndedWriterKeepsTheReport) {
-  std::atomic<ThreadId> dead{kNoThread};
-  std::atomic<bool> may_end{false};
-  std::thread holder([&] {
-    const ThreadId me = current_thread_id();
-    ASSERT_EQ(lock_.lock(me), LockStatus::kAcquired);
-    dead = me;
-    EXPECT_TRUE(WaitUntil([&] { return may_end.load(); }));
-  });
-  ASSERT_TRUE(WaitUntil([&] { return dead.load() != kNoThread; }));
+  WriterThatEnds holder(lock_);
+  const ThreadId dead = holder.id();
   GrantWaiter w1 = GrantWaiter::Exclusive(kAsyncA);
   GrantWaiter w2 = GrantWaiter::Exclusive(kAsyncB);
   for (GrantWaiter* waiter : {&w1, &w2}) {
-    ASSERT_EQ(lock_.lock_or_enqueue(*waiter), AsyncStep::kQueued);
+    ASSERT_EQ(lock_.lock_or_enqueue(waiter->thread(), *waiter), Outcome::kPending);
   }
-  may_end = true;
-  holder.join();
+  holder.End();
   ASSERT_TRUE(w1.WaitForWakes(1));
   EXPECT_EQ(grant_of(w1.tokens()[0]), RwLockWords::kGrantedExclusive);
-  EXPECT_EQ(ended_owner_of(w1.tokens()[0]), dead.load());
+  EXPECT_EQ(ended_owner_of(w1.tokens()[0]), dead);
   EXPECT_EQ(owner(), kAsyncA);
 
   // w1 gives its grant away: w2 gets the lock, and the report with it.
   lock_.abandon_wake(kAsyncA, w1.tokens()[0]);
   ASSERT_TRUE(w2.WaitForWakes(1));
   EXPECT_EQ(grant_of(w2.tokens()[0]), RwLockWords::kGrantedExclusive);
-  EXPECT_EQ(ended_owner_of(w2.tokens()[0]), dead.load());
+  EXPECT_EQ(ended_owner_of(w2.tokens()[0]), dead);
   EXPECT_EQ(owner(), kAsyncB);
 
   // w2 gives it away with nobody waiting: the lock stays the ended writer's, for the next taker.
   lock_.abandon_wake(kAsyncB, w2.tokens()[0]);
   EXPECT_EQ(state(), kW);
-  EXPECT_EQ(owner(), dead.load());
+  EXPECT_EQ(owner(), dead);
   ThreadId ended = kNoThread;
   ASSERT_EQ(lock_.lock_shared(self_, HangGuard(), &ended), LockStatus::kOwnerDied);
-  EXPECT_EQ(ended, dead.load());
+  EXPECT_EQ(ended, dead);
   ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
   ExpectClean();
 }
@@ -920,7 +933,7 @@ TEST_F(RwLockWordsTest, ABlockedLockWhoseOwnAsyncWaitIsGrantedTheWriteLockReport
     });
     ASSERT_TRUE(WaitUntil([&] { return held.load(); }));
     GrantWaiter mine = GrantWaiter::Exclusive(self_);  // this thread's own lockAsync
-    ASSERT_EQ(lock_.lock_or_enqueue(mine), AsyncStep::kQueued);
+    ASSERT_EQ(lock_.lock_or_enqueue(mine.thread(), mine), Outcome::kPending);
     const LockStatus status =
         shared ? with_interrupt(&interrupt, [&] { return lock_.lock_shared(self_, HangGuard()); })
                : with_interrupt(&interrupt, [&] { return lock_.lock(self_, HangGuard()); });
@@ -971,16 +984,16 @@ TEST_F(RwLockWordsTest, TheUpgradableHoldIsNamedSharedWithReadersAndHeldByOneThr
   EXPECT_EQ(lock_.unlock_upgradable(kAsyncA), UnlockStatus::kNotOwner);
   EXPECT_EQ(lock_.unlock(self_), UnlockStatus::kNotOwner);
   EXPECT_EQ(lock_.downgrade(self_), UnlockStatus::kNotOwner);
-  EXPECT_EQ(lock_.upgrade(kAsyncA), UpgradeStatus::kNotHolder);
+  EXPECT_EQ(lock_.upgrade(kAsyncA), Outcome::kNotOwner);
   EXPECT_EQ(state(), kU | Readers(2));
   ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
   EXPECT_EQ(lock_.unlock_shared(), UnlockStatus::kNotOwner) << "the last read hold is upgradable";
   EXPECT_EQ(state(), kU | Readers(1));
 
-  ASSERT_EQ(lock_.upgrade(self_), UpgradeStatus::kUpgraded) << "alone: one step";
+  ASSERT_EQ(lock_.upgrade(self_), Outcome::kAcquired) << "alone: one step";
   EXPECT_EQ(state(), kW);
   EXPECT_EQ(owner(), self_);
-  EXPECT_EQ(lock_.upgrade(self_), UpgradeStatus::kNotHolder);
+  EXPECT_EQ(lock_.upgrade(self_), Outcome::kNotOwner);
   ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
   ExpectClean();
 
@@ -992,7 +1005,7 @@ TEST_F(RwLockWordsTest, TheUpgradableHoldIsNamedSharedWithReadersAndHeldByOneThr
 TEST_F(RwLockWordsTest, AnUpgradeWaitsForTheOtherReadersAndKeepsNewReadersOut) {
   ASSERT_TRUE(lock_.try_lock_shared());
   std::atomic<ThreadId> upgrader{kNoThread};
-  UpgradeStatus upgraded = UpgradeStatus::kCorrupt;
+  Outcome upgraded = Outcome::kCorrupt;
   int written = 0;
   ThreadGroup threads;
   threads.Start([&] {
@@ -1008,7 +1021,7 @@ TEST_F(RwLockWordsTest, AnUpgradeWaitsForTheOtherReadersAndKeepsNewReadersOut) {
   EXPECT_FALSE(lock_.try_lock_shared()) << "no reader joins while the upgrade waits";
   ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
   threads.JoinOrAbort();
-  EXPECT_EQ(upgraded, UpgradeStatus::kUpgraded);
+  EXPECT_EQ(upgraded, Outcome::kAcquired);
   EXPECT_EQ(written, 1);
   EXPECT_EQ(upgrading(), 0u);
   ExpectClean();
@@ -1024,7 +1037,7 @@ TEST_F(RwLockWordsTest, AnUpgradeComesBeforeAWriterQueuedEarlier) {
     ASSERT_EQ(lock_.lock_upgradable(me, HangGuard()), LockStatus::kAcquired);
     has_upgradable = true;
     ASSERT_TRUE(WaitUntil([&] { return queued() == 1; })) << "the writer queues";
-    ASSERT_EQ(lock_.upgrade(me, HangGuard()), UpgradeStatus::kUpgraded);
+    ASSERT_EQ(lock_.upgrade(me, HangGuard()), Outcome::kAcquired);
     order.push_back(1);
     ASSERT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
   });
@@ -1046,7 +1059,7 @@ TEST_F(RwLockWordsTest, AnUpgradeComesBeforeAWriterQueuedEarlier) {
 TEST_F(RwLockWordsTest, AnUpgradeThatTimesOutKeepsTheUpgradableHold) {
   ASSERT_TRUE(lock_.try_lock_upgradable(self_));
   ASSERT_TRUE(lock_.try_lock_shared());  // another reader, which stays
-  EXPECT_EQ(lock_.upgrade(self_, Deadline::after_ms(5)), UpgradeStatus::kTimedOut);
+  EXPECT_EQ(lock_.upgrade(self_, Deadline::after_ms(5)), Outcome::kTimedOut);
   EXPECT_EQ(state(), kU | Readers(2)) << "no mark left behind";
   EXPECT_EQ(owner(), self_);
   EXPECT_EQ(upgrading(), 0u);
@@ -1061,7 +1074,7 @@ TEST_F(RwLockWordsTest, AnInterruptedUpgradeKeepsItsHoldAndLetsInTheReadersItKep
   std::atomic<bool> late_done{false};
   const auto stop_requested = [&] { return stop.load(); };
   const Interrupt interrupt{std::chrono::milliseconds(1), stop_requested};
-  UpgradeStatus upgraded = UpgradeStatus::kUpgraded;
+  Outcome upgraded = Outcome::kAcquired;
   bool still_upgradable = false;
   LockStatus late = LockStatus::kCorrupt;
   ThreadGroup threads;
@@ -1082,7 +1095,7 @@ TEST_F(RwLockWordsTest, AnInterruptedUpgradeKeepsItsHoldAndLetsInTheReadersItKep
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; })) << "the late reader queues behind the mark";
   stop = true;
   threads.JoinOrAbort(testing::kWaitLimit);
-  EXPECT_EQ(upgraded, UpgradeStatus::kInterrupted);
+  EXPECT_EQ(upgraded, Outcome::kInterrupted);
   EXPECT_TRUE(still_upgradable);
   EXPECT_EQ(late, LockStatus::kAcquired) << "let in when the upgrade gave up";
   EXPECT_EQ(state(), Readers(1));
@@ -1095,17 +1108,17 @@ TEST_F(RwLockWordsTest, AnAsynchronousUpgradeIsWokenWhenTheLastOtherReaderLeaves
   ASSERT_TRUE(lock_.try_lock_shared());
   ASSERT_TRUE(lock_.try_lock_shared());
   GrantWaiter upgrade = GrantWaiter::Upgrade(kAsyncA);
-  ASSERT_EQ(lock_.upgrade_or_enqueue(upgrade), UpgradeStep::kQueued);
+  ASSERT_EQ(lock_.upgrade_or_enqueue(upgrade.thread(), upgrade), Outcome::kPending);
   EXPECT_EQ(state(), kU | kG | Readers(3));
   GrantWaiter stranger = GrantWaiter::Upgrade(kAsyncB);
-  EXPECT_EQ(lock_.upgrade_or_enqueue(stranger), UpgradeStep::kNotHolder);
+  EXPECT_EQ(lock_.upgrade_or_enqueue(stranger.thread(), stranger), Outcome::kNotOwner);
 
   ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
   EXPECT_EQ(upgrade.tokens().size(), 0u) << "not alone yet";
   ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
   ASSERT_TRUE(upgrade.WaitForWakes(1));
   EXPECT_EQ(upgrade.tokens(), std::vector<WakeToken>{RwLockWords::kUpgradeReady});
-  ASSERT_EQ(lock_.upgrade_or_enqueue(upgrade), UpgradeStep::kUpgraded);
+  ASSERT_EQ(lock_.upgrade_or_enqueue(upgrade.thread(), upgrade), Outcome::kAcquired);
   EXPECT_EQ(state(), kW);
   EXPECT_EQ(owner(), kAsyncA);
   ASSERT_EQ(lock_.unlock(kAsyncA), UnlockStatus::kUnlocked);
@@ -1115,7 +1128,7 @@ TEST_F(RwLockWordsTest, AnAsynchronousUpgradeIsWokenWhenTheLastOtherReaderLeaves
   ASSERT_TRUE(lock_.try_lock_upgradable(kAsyncA));
   ASSERT_TRUE(lock_.try_lock_shared());
   GrantWaiter cancelled = GrantWaiter::Upgrade(kAsyncA);
-  ASSERT_EQ(lock_.upgrade_or_enqueue(cancelled), UpgradeStep::kQueued);
+  ASSERT_EQ(lock_.upgrade_or_enqueue(cancelled.thread(), cancelled), Outcome::kPending);
   ASSERT_TRUE(parking_lot::cancel(cancelled));
   lock_.end_upgrade_wait();
   EXPECT_EQ(state(), kU | Readers(2));
@@ -1134,7 +1147,7 @@ TEST_F(RwLockWordsTest, AReleaseGrantsOneUpgradableReaderAmongTheReadersAtTheHea
   GrantWaiter u4 = GrantWaiter::Upgradable(kAsyncC);
   GrantWaiter r5 = GrantWaiter::Shared(kAsyncA);
   for (GrantWaiter* waiter : {&r1, &u2, &r3, &u4, &r5}) {
-    ASSERT_EQ(lock_.lock_or_enqueue(*waiter), AsyncStep::kQueued);
+    ASSERT_EQ(lock_.lock_or_enqueue(waiter->thread(), *waiter), Outcome::kPending);
   }
   ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
   for (GrantWaiter* waiter : {&r1, &u2, &r3}) ASSERT_TRUE(waiter->WaitForWakes(1));
@@ -1198,7 +1211,7 @@ TEST_F(RwLockWordsTest, TheNextUpgradableReaderTakesOverAWriteLockWhoseWriterEnd
   EXPECT_EQ(ended, dead);
   EXPECT_EQ(state() & ~kP, kU | Readers(1));
   EXPECT_EQ(owner(), self_);
-  ASSERT_EQ(lock_.upgrade(self_, HangGuard()), UpgradeStatus::kUpgraded);
+  ASSERT_EQ(lock_.upgrade(self_, HangGuard()), Outcome::kAcquired);
   ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
   ExpectClean();
 }
@@ -1214,7 +1227,7 @@ TEST_F(RwLockWordsTest, CorruptUpgradableWordsAreReportedNotActedOn) {
     EXPECT_EQ(lock_.lock_shared(kAsyncA, HangGuard()), LockStatus::kCorrupt);
     EXPECT_EQ(lock_.lock_upgradable(kAsyncA, HangGuard()), LockStatus::kCorrupt);
     EXPECT_EQ(lock_.unlock_upgradable(self_), UnlockStatus::kCorrupt);
-    EXPECT_EQ(lock_.upgrade(self_, HangGuard()), UpgradeStatus::kCorrupt);
+    EXPECT_EQ(lock_.upgrade(self_, HangGuard()), Outcome::kCorrupt);
     EXPECT_EQ(words_[0], corrupt) << "left as found";
   }
   words_[0] = 0;
@@ -1261,14 +1274,14 @@ TEST(RwLockTest, UpgradersWritersAndReadersKeepAnExactCountAndNoWriteComesBetwee
         for (;;) {
           // Counted before queuing: the wake-up may come before enqueue returns.
           const std::size_t woken = upgrade.tokens().size();
-          const UpgradeStep step = lock.upgrade_or_enqueue(upgrade);
-          ASSERT_NE(step, UpgradeStep::kCorrupt);
-          ASSERT_NE(step, UpgradeStep::kNotHolder);
-          if (step == UpgradeStep::kUpgraded) break;
+          const Outcome step = lock.upgrade_or_enqueue(upgrade.thread(), upgrade);
+          ASSERT_NE(step, Outcome::kCorrupt);
+          ASSERT_NE(step, Outcome::kNotOwner);
+          if (step == Outcome::kAcquired) break;
           ASSERT_TRUE(upgrade.WaitForWakes(woken + 1));
         }
       } else {
-        ASSERT_EQ(lock.upgrade(me, HangGuard()), UpgradeStatus::kUpgraded);
+        ASSERT_EQ(lock.upgrade(me, HangGuard()), Outcome::kAcquired);
       }
       if (value != seen) ++stale;
       ++value;
@@ -1305,6 +1318,220 @@ TEST(RwLockTest, UpgradersWritersAndReadersKeepAnExactCountAndNoWriteComesBetwee
   EXPECT_EQ(words[0], 0);
   EXPECT_EQ(words[1], 0);
   EXPECT_EQ(parking_lot::queued_count(lock.upgrade_key()), 0u);
+}
+
+// --- Wait steps: one protocol per wait, run as a Promise wait and as a blocking wait ---
+
+// The release of `mode`'s hold by `thread`.
+UnlockStatus Release(RwLockWords lock, RwLockWords::Mode mode, ThreadId thread) {
+  switch (mode) {
+    case RwLockWords::Mode::kShared:
+      return lock.unlock_shared();
+    case RwLockWords::Mode::kExclusive:
+      return lock.unlock(thread);
+    case RwLockWords::Mode::kUpgradable:
+      break;
+  }
+  return lock.unlock_upgradable(thread);
+}
+
+TEST_F(RwLockWordsTest, OneLockStepPerModeServesAPromiseWaitAndABlockingWait) {
+  using Mode = RwLockWords::Mode;
+  for (const Mode mode : {Mode::kShared, Mode::kExclusive, Mode::kUpgradable}) {
+    SCOPED_TRACE(static_cast<int>(mode));
+    ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
+    RwLockWords::LockStep promise_step(lock_, mode, kAsyncA);
+    testing::PromiseWait promise(promise_step, kAsyncA);
+    ASSERT_EQ(promise.Start(), Outcome::kPending);
+    std::atomic<Outcome> blocking{Outcome::kPending};
+    std::atomic<bool> may_release{false};
+    std::thread blocked([&] {
+      const ThreadId me = current_thread_id();
+      RwLockWords::LockStep step(lock_, mode, me);
+      blocking = wait_blocking(step, HangGuard());
+      if (blocking != Outcome::kAcquired) return;
+      EXPECT_TRUE(WaitUntil([&] { return may_release.load(); }));
+      EXPECT_EQ(Release(lock_, mode, me), UnlockStatus::kUnlocked);
+    });
+    ASSERT_TRUE(WaitUntil([&] { return queued() == 2; }));
+    ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+    ASSERT_EQ(promise.Settle(), Outcome::kAcquired) << "the older waiter is served first";
+    if (mode == Mode::kShared) {
+      // Readers at the head are granted together.
+      EXPECT_TRUE(WaitUntil([&] { return blocking.load() == Outcome::kAcquired; }));
+      EXPECT_EQ(state(), Readers(2));
+    } else {
+      EXPECT_EQ(owner(), kAsyncA);
+      EXPECT_EQ(blocking.load(), Outcome::kPending) << "one named holder at a time";
+      EXPECT_EQ(queued(), 1u);
+    }
+    ASSERT_EQ(Release(lock_, mode, kAsyncA), UnlockStatus::kUnlocked);
+    may_release = true;
+    blocked.join();
+    EXPECT_EQ(blocking.load(), Outcome::kAcquired);
+    ExpectClean();
+  }
+}
+
+TEST_F(RwLockWordsTest, ALockStepThatGivesUpLetsTheWaitersBehindItThrough) {
+  using Mode = RwLockWords::Mode;
+  ASSERT_TRUE(lock_.try_lock_shared());
+  // A Promise writer queued behind the reader keeps a later reader out, until it is cancelled.
+  RwLockWords::LockStep writer_step(lock_, Mode::kExclusive, kAsyncA);
+  testing::PromiseWait writer(writer_step, kAsyncA);
+  ASSERT_EQ(writer.Start(), Outcome::kPending);
+  RwLockWords::LockStep reader_step(lock_, Mode::kShared, kAsyncB);
+  testing::PromiseWait reader(reader_step, kAsyncB);
+  ASSERT_EQ(reader.Start(), Outcome::kPending);
+  EXPECT_EQ(writer.Cancel(), Outcome::kCancelled);
+  ASSERT_EQ(reader.Settle(), Outcome::kAcquired) << "granted beside the reader holding the lock";
+  EXPECT_EQ(state(), Readers(2));
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ExpectClean();
+
+  // A blocking writer whose deadline passes leaves the same way, parked bit and all.
+  ASSERT_TRUE(lock_.try_lock_shared());
+  std::atomic<Outcome> timed_out{Outcome::kPending};
+  std::thread blocked([&] {
+    RwLockWords::LockStep step(lock_, Mode::kExclusive, current_thread_id());
+    timed_out = wait_blocking(step, Deadline::after_ms(20));
+  });
+  blocked.join();
+  EXPECT_EQ(timed_out.load(), Outcome::kTimedOut);
+  EXPECT_EQ(state(), Readers(1));
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ExpectClean();
+
+  // A Promise writer cancelled after its grant was on its way passes the lock on.
+  ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
+  RwLockWords::LockStep late_step(lock_, Mode::kExclusive, kAsyncA);
+  testing::PromiseWait late(late_step, kAsyncA);
+  ASSERT_EQ(late.Start(), Outcome::kPending);
+  std::atomic<Outcome> next{Outcome::kPending};
+  std::thread behind([&] {
+    const ThreadId me = current_thread_id();
+    RwLockWords::LockStep step(lock_, Mode::kExclusive, me);
+    next = wait_blocking(step, HangGuard());
+    if (next == Outcome::kAcquired) {
+      EXPECT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
+    }
+  });
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 2; }));
+  ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+  ASSERT_TRUE(late.waiter().WaitForWakes(1));
+  EXPECT_EQ(late.Cancel(), Outcome::kCancelled);
+  behind.join();
+  EXPECT_EQ(next.load(), Outcome::kAcquired);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, ALockStepReportsTheWriterThatEndedBothWays) {
+  for (const bool promise_form : {true, false}) {
+    SCOPED_TRACE(promise_form ? "promise" : "blocking");
+    WriterThatEnds holder(lock_);
+    const ThreadId dead = holder.id();
+    RwLockWords::LockStep step(lock_, RwLockWords::Mode::kExclusive, self_);
+    if (promise_form) {
+      testing::PromiseWait promise(step, self_);
+      ASSERT_EQ(promise.Start(), Outcome::kPending);
+      holder.End();
+      ASSERT_EQ(promise.Settle(), Outcome::kOwnerDied);
+    } else {
+      holder.End();  // before the wait: the step takes the lock over
+      ASSERT_EQ(wait_blocking(step, HangGuard()), Outcome::kOwnerDied);
+    }
+    EXPECT_EQ(step.ended_owner(), dead);
+    EXPECT_EQ(owner(), self_);
+    ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+    ExpectClean();
+  }
+}
+
+// The Promise upgrade of `thread`'s upgradable read hold.
+struct PromiseUpgrade {
+  PromiseUpgrade(RwLockWords lock, ThreadId thread) : step(lock, thread), wait(step, thread) {}
+  RwLockWords::UpgradeStep step;
+  testing::PromiseWait wait;
+};
+
+TEST_F(RwLockWordsTest, OneUpgradeStepServesAPromiseWaitAndABlockingWait) {
+  // The Promise form: woken when the other reader leaves, it upgrades.
+  ASSERT_TRUE(lock_.try_lock_upgradable(kAsyncA));
+  ASSERT_TRUE(lock_.try_lock_shared());
+  PromiseUpgrade promise(lock_, kAsyncA);
+  ASSERT_EQ(promise.wait.Start(), Outcome::kPending);
+  EXPECT_EQ(state(), kU | kG | Readers(2));
+  EXPECT_FALSE(lock_.try_lock_shared()) << "the mark keeps new readers out";
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ASSERT_EQ(promise.wait.Settle(), Outcome::kAcquired);
+  EXPECT_EQ(state(), kW);
+  EXPECT_EQ(owner(), kAsyncA);
+  ASSERT_EQ(lock_.unlock(kAsyncA), UnlockStatus::kUnlocked);
+  ExpectClean();
+
+  // The blocking form of the same step, on another thread.
+  ASSERT_TRUE(lock_.try_lock_shared());
+  std::atomic<Outcome> upgraded{Outcome::kPending};
+  std::thread upgrader([&] {
+    const ThreadId me = current_thread_id();
+    ASSERT_EQ(lock_.lock_upgradable(me, HangGuard()), LockStatus::kAcquired);
+    RwLockWords::UpgradeStep step(lock_, me);
+    upgraded = wait_blocking(step, HangGuard());
+    if (upgraded == Outcome::kAcquired) {
+      EXPECT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
+    }
+  });
+  ASSERT_TRUE(WaitUntil([&] { return upgrading() == 1; }));
+  EXPECT_EQ(upgraded.load(), Outcome::kPending);
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  upgrader.join();
+  EXPECT_EQ(upgraded.load(), Outcome::kAcquired);
+  ExpectClean();
+
+  // Refused both ways to a thread that does not hold the upgradable read lock.
+  ASSERT_TRUE(lock_.try_lock_upgradable(kAsyncA));
+  PromiseUpgrade stranger(lock_, kAsyncB);
+  EXPECT_EQ(stranger.wait.Start(), Outcome::kNotOwner);
+  RwLockWords::UpgradeStep blocking_stranger(lock_, self_);
+  EXPECT_EQ(wait_blocking(blocking_stranger, HangGuard()), Outcome::kNotOwner);
+  ASSERT_EQ(lock_.unlock_upgradable(kAsyncA), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, AnUpgradeStepThatGivesUpTakesItsMarkAway) {
+  // A cancelled Promise upgrade keeps its hold and lets in the reader the mark kept out.
+  ASSERT_TRUE(lock_.try_lock_upgradable(kAsyncA));
+  ASSERT_TRUE(lock_.try_lock_shared());
+  PromiseUpgrade promise(lock_, kAsyncA);
+  ASSERT_EQ(promise.wait.Start(), Outcome::kPending);
+  RwLockWords::LockStep reader_step(lock_, RwLockWords::Mode::kShared, kAsyncB);
+  testing::PromiseWait reader(reader_step, kAsyncB);
+  ASSERT_EQ(reader.Start(), Outcome::kPending) << "kept out by the mark";
+  EXPECT_EQ(promise.wait.Cancel(), Outcome::kCancelled);
+  ASSERT_EQ(reader.Settle(), Outcome::kAcquired);
+  EXPECT_EQ(state(), kU | Readers(3));
+  EXPECT_EQ(owner(), kAsyncA);
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+
+  // A blocking upgrade is refused while this hold's Promise upgrade is under way.
+  PromiseUpgrade again(lock_, kAsyncA);
+  ASSERT_TRUE(lock_.try_lock_shared());
+  ASSERT_EQ(again.wait.Start(), Outcome::kPending);
+  std::atomic<Outcome> refused{Outcome::kPending};
+  std::thread other([&] {
+    // As kAsyncA's blocking form would be asked (the upgrader's identity, not the thread's).
+    RwLockWords::UpgradeStep step(lock_, kAsyncA);
+    refused = wait_blocking(step, HangGuard());
+  });
+  other.join();
+  EXPECT_EQ(refused.load(), Outcome::kNotOwner);
+  EXPECT_EQ(again.wait.Cancel(), Outcome::kCancelled);
+  EXPECT_EQ(state(), kU | Readers(2));
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ASSERT_EQ(lock_.unlock_upgradable(kAsyncA), UnlockStatus::kUnlocked);
+  ExpectClean();
 }
 
 }  // namespace
