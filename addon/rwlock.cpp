@@ -277,7 +277,8 @@ Outcome RwLockWords::lock_or_enqueue(ThreadId self, Waiter& waiter, ThreadId* en
     }
     const Attempt attempt = try_acquire_or_mark(mode, self, seen);
     if (attempt == Attempt::kRetry) continue;
-    if (attempt != Attempt::kContended) return final_status(attempt);
+    if (attempt == Attempt::kAcquired) return Outcome::kAcquired;
+    if (attempt == Attempt::kCorrupt) return Outcome::kCorrupt;
     // Never wait for a writer that has ended: take the lock over and report it. The parked bit
     // is set now and stays, so the release of the lock taken over still serves the waiters.
     if (take_from_ended_owner(mode, self, ended_owner)) return Outcome::kOwnerDied;

@@ -40,8 +40,12 @@ enum class Outcome : int {
 };
 
 // A blocking wait for a lock that records its owner watches, while it sleeps, for the lock being
-// handed to this thread's own Promise wait (kAlreadyHeld) and, if it waits for the lock itself,
-// for a deadlock with other threads (kDeadlock). A thread without an interrupt is not watched.
+// handed to this thread's own Promise wait, which cannot run while the thread blocks
+// (kAlreadyHeld), and, if it waits for the lock itself, for a deadlock with other threads
+// (kDeadlock). It asks at the poll interval of the thread's interrupt, and asks that interrupt
+// first: after a hand-off to this very waiter the lock names this thread too, and a thread being
+// stopped must still pass it on. A thread without an interrupt (a plain C++ thread) has no
+// Promise waits and is not watched.
 struct LockWatch {
   LockIdentity lock;
   bool for_the_lock;  // false: a condition variable's wait, with the lock released
