@@ -49,6 +49,15 @@ RwLockWords::LockStatus RwLockWords::lock_upgradable_slow(ThreadId self, Deadlin
   return acquire_slow(Mode::kUpgradable, self, deadline, ended_owner);
 }
 
+Outcome RwLockWords::try_lock_from_ended(Mode mode, ThreadId self, ThreadId* ended_owner) noexcept {
+  if (take_from_ended_owner(mode, self, ended_owner)) return Outcome::kOwnerDied;
+  if (!release_ended_upgrader(self)) return Outcome::kTimedOut;
+  const bool acquired = mode == Mode::kShared      ? try_lock_shared()
+                        : mode == Mode::kExclusive ? try_lock(self)
+                                                   : try_lock_upgradable(self);
+  return acquired ? Outcome::kAcquired : Outcome::kTimedOut;
+}
+
 bool RwLockWords::take_from_ended_owner(Mode mode, ThreadId self, ThreadId* ended_owner) noexcept {
   // Acquire: a state that a recovery's grant-less finish wrote (writer bit, owner word put back
   // just before) comes with that owner word.

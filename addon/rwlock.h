@@ -337,6 +337,11 @@ class RwLockWords {
   // ended, releases that hold (true: look at the lock again). Never waits.
   bool release_ended_upgrader(ThreadId self) noexcept;
 
+  // A try-lock in `mode` whose fast path found the lock taken: kOwnerDied if it took the lock over
+  // from an ended writer (`*ended_owner` names it), kAcquired if it took it once an ended
+  // upgrader's hold was released, else kTimedOut (not acquired). Never waits.
+  Outcome try_lock_from_ended(Mode mode, ThreadId self, ThreadId* ended_owner) noexcept;
+
   // The WaitSite::recover of RWLock waiters: `address` is the state word. If the thread `ended`
   // holds the write lock there and waiters are parked, grants the lock to the oldest of them; if
   // it holds the upgradable read lock, releases that hold.

@@ -49,18 +49,10 @@ Napi::Value take_over(const Napi::CallbackInfo& info) {
                     : number == 1 ? Mode::kExclusive
                                   : Mode::kUpgradable;
   ThreadContext& context = ThreadContext::of(info.Env());
-  const ThreadId self = context.thread();
   ThreadId ended = kNoThread;
-  if (lock.take_from_ended_owner(mode, self, &ended)) {
-    return context.settled_value(info.Env(), settled::kOwnerDied, ended);
-  }
-  if (lock.release_ended_upgrader(self)) {
-    const bool acquired = mode == Mode::kShared      ? lock.try_lock_shared()
-                          : mode == Mode::kExclusive ? lock.try_lock(self)
-                                                     : lock.try_lock_upgradable(self);
-    if (acquired) return context.settled_value(info.Env(), settled::kAcquired, kNoThread);
-  }
-  return Napi::Number::New(info.Env(), 0);
+  const Outcome outcome = lock.try_lock_from_ended(mode, context.thread(), &ended);
+  if (outcome == Outcome::kTimedOut) return Napi::Number::New(info.Env(), 0);
+  return context.settled_value(info.Env(), outcome, ended);
 }
 
 // rwlockReleaseWriteSlow(handle) -> true; throws if the state is corrupt. JavaScript comes here

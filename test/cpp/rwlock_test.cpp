@@ -806,6 +806,22 @@ class WriterThatEnds {
   std::thread thread_;
 };
 
+// The try-lock a fast path falls back on: it takes the lock over from an ended writer, and
+// otherwise reports that it did not get it, without waiting.
+TEST_F(RwLockWordsTest, ATryLockFromEndedTakesOverOnlyFromAWriterThatEnded) {
+  ThreadId ended = kNoThread;
+  ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
+  EXPECT_EQ(lock_.try_lock_from_ended(RwLockWords::Mode::kShared, self_ + 1, &ended),
+            Outcome::kTimedOut);
+  EXPECT_EQ(ended, kNoThread);
+  lock_.unlock(self_);
+  const ThreadId dead =
+      RunThreadThatEnds([&](ThreadId me) { ASSERT_EQ(lock_.lock(me), LockStatus::kAcquired); });
+  ASSERT_EQ(lock_.try_lock_from_ended(RwLockWords::Mode::kShared, self_, &ended),
+            Outcome::kOwnerDied);
+  EXPECT_EQ(ended, dead);
+}
+
 TEST_F(RwLockWordsTest, AWriterThatEndsHoldingTheLockIsTakenOverByTheNextWriter) {
   const ThreadId dead =
       RunThreadThatEnds([&](ThreadId me) { ASSERT_EQ(lock_.lock(me), LockStatus::kAcquired); });
