@@ -94,42 +94,9 @@ void SemaphoreWord::with_grant_step(std::int32_t n, ReleaseStatus* result,
   run(parking_lot::Grant{&offer, finish});
 }
 
-SemaphoreWord::AcquireStatus SemaphoreWord::acquire_slow(std::int32_t n, Deadline deadline) {
-  if (!valid_count(n)) return AcquireStatus::kBadCount;
-  Claim claim = Claim::kWouldBlock;
-  const auto take_or_queue = [&] {
-    // An expired deadline still takes free permits, but never queues.
-    claim = take_or_announce(n, !deadline.expired());
-    return claim == Claim::kQueue;
-  };
-  parking_lot::ParkOptions options;
-  options.deadline = deadline;
-  options.request = n;
-  options.site = &kWaitSite;
-  ParkResult parked{ParkResult::Status::kInvalid};
-  ReleaseStatus ignored = ReleaseStatus::kReleased;
-  with_grant_step(0, &ignored, [&](const parking_lot::Grant& on_leave) {
-    options.on_leave = &on_leave;
-    parked = parking_lot::park(address(), take_or_queue, options);
-  });
-  switch (parked.status) {
-    case ParkResult::Status::kInvalid:
-      if (claim == Claim::kTaken) return AcquireStatus::kAcquired;
-      return claim == Claim::kCorrupt ? AcquireStatus::kCorrupt : AcquireStatus::kTimedOut;
-    case ParkResult::Status::kTimedOut:
-      return AcquireStatus::kTimedOut;
-    case ParkResult::Status::kInterrupted:
-      return AcquireStatus::kInterrupted;
-    case ParkResult::Status::kUnparked:
-      break;
-  }
-  // Woken means granted. A waiter whose deadline passed while the grant was on its way keeps the
-  // permits (the wait succeeded); one being interrupted gives them back.
-  if (parked.interrupted) {
-    abandon_wake(n, parked.token);
-    return AcquireStatus::kInterrupted;
-  }
-  return AcquireStatus::kAcquired;
+Outcome SemaphoreWord::acquire_slow(std::int32_t n, Deadline deadline) {
+  AcquireStep step(*this, n);
+  return wait_blocking(step, deadline);
 }
 
 SemaphoreWord::ReleaseStatus SemaphoreWord::release_slow(std::int32_t n) noexcept {
@@ -147,18 +114,44 @@ SemaphoreWord::ReleaseStatus SemaphoreWord::release_slow(std::int32_t n) noexcep
   return add_and_grant(n);
 }
 
-SemaphoreWord::AsyncStep SemaphoreWord::acquire_or_enqueue(Waiter& waiter) {
+Outcome SemaphoreWord::acquire_or_enqueue(Waiter& waiter, Deadline deadline) {
   const std::int64_t request = waiter.request();
-  if (!valid_count(request)) return AsyncStep::kBadCount;
+  if (!valid_count(request)) return Outcome::kCorrupt;
   Claim claim = Claim::kWouldBlock;
   const auto take_or_queue = [&] {
-    claim = take_or_announce(static_cast<std::int32_t>(request), true);
+    // An expired deadline still takes free permits, but never queues.
+    claim = take_or_announce(static_cast<std::int32_t>(request), !deadline.expired());
     return claim == Claim::kQueue;
   };
-  if (parking_lot::enqueue(address(), waiter, take_or_queue, &kWaitSite)) {
-    return AsyncStep::kQueued;
+  if (parking_lot::enqueue(address(), waiter, take_or_queue, &kWaitSite)) return Outcome::kPending;
+  switch (claim) {
+    case Claim::kTaken:
+      return Outcome::kAcquired;
+    case Claim::kCorrupt:
+      return Outcome::kCorrupt;
+    case Claim::kWouldBlock:
+    case Claim::kQueue:
+      break;
   }
-  return claim == Claim::kTaken ? AsyncStep::kAcquired : AsyncStep::kCorrupt;
+  return Outcome::kTimedOut;
+}
+
+Outcome SemaphoreWord::AcquireStep::start(Waiter& waiter) {
+  return semaphore_.acquire_or_enqueue(waiter, deadline());
+}
+
+// The only wake-up is a grant: the permits are this wait's. One whose deadline passed while the
+// grant was on its way keeps them (the wait succeeded).
+Outcome SemaphoreWord::AcquireStep::resume(Waiter& /*waiter*/, WakeToken /*token*/) {
+  return Outcome::kAcquired;
+}
+
+void SemaphoreWord::AcquireStep::abandon(Waiter& /*waiter*/, WakeToken token) noexcept {
+  semaphore_.abandon_wake(n_, token);
+}
+
+bool SemaphoreWord::AcquireStep::cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept {
+  return semaphore_.cancel(waiter, deferred);
 }
 
 void SemaphoreWord::abandon_wake(std::int64_t request, WakeToken token) noexcept {
@@ -184,9 +177,10 @@ Semaphore::Semaphore(std::int32_t initial_permits) : word_(initial_permits) {
 }
 
 void Semaphore::acquire(std::int32_t n) {
-  if (word().acquire(n) == SemaphoreWord::AcquireStatus::kBadCount) {
+  if (!SemaphoreWord::valid_count(n)) {
     throw std::invalid_argument("Semaphore::acquire: count out of range");
   }
+  word().acquire(n);
 }
 
 void Semaphore::release(std::int32_t n) {

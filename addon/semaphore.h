@@ -51,6 +51,7 @@
 #include "deadline.h"
 #include "function_ref.h"
 #include "parking_lot.h"
+#include "wait_step.h"
 
 namespace parklock {
 
@@ -71,9 +72,7 @@ class SemaphoreWord {
     kGranted = 4 * kTokenSpaceSize,  // the requested permits are now yours
   };
 
-  enum class AcquireStatus { kAcquired, kTimedOut, kInterrupted, kCorrupt, kBadCount };
   enum class ReleaseStatus { kReleased, kOverflow, kCorrupt, kBadCount };
-  enum class AsyncStep { kAcquired, kQueued, kCorrupt, kBadCount };
 
   static constexpr std::int32_t permits_of(std::int32_t word) noexcept {
     return word & kPermitsMask;
@@ -102,8 +101,11 @@ class SemaphoreWord {
     return false;
   }
 
-  AcquireStatus acquire(std::int32_t n, Deadline deadline = Deadline::never()) {
-    if (try_acquire(n)) return AcquireStatus::kAcquired;
+  // kAcquired, kTimedOut, kInterrupted (the thread's interrupt, interrupt.h), kCorrupt. A count
+  // that is not valid_count() is refused as kCorrupt without touching the word: callers check
+  // counts first (Semaphore throws, the binding throws a RangeError).
+  Outcome acquire(std::int32_t n, Deadline deadline = Deadline::never()) {
+    if (try_acquire(n)) return Outcome::kAcquired;
     return acquire_slow(n, deadline);
   }
 
@@ -120,16 +122,20 @@ class SemaphoreWord {
     return release_slow(n);
   }
 
-  // The contended part of acquire(): takes the permits or queues for them and blocks.
-  // kInterrupted: the thread's interrupt (interrupt.h) was requested.
-  AcquireStatus acquire_slow(std::int32_t n, Deadline deadline);
+  // The contended part of acquire(): wait_blocking() of an AcquireStep.
+  Outcome acquire_slow(std::int32_t n, Deadline deadline);
 
   // The contended part of release(): adds the permits and grants them to the queued waiters.
   ReleaseStatus release_slow(std::int32_t n) noexcept;
 
-  // One step of an asynchronous acquire of `waiter.request()` permits: takes them now, or queues
-  // `waiter` (which is later woken with kGranted) and returns kQueued. Never blocks.
-  AsyncStep acquire_or_enqueue(Waiter& waiter);
+  // The acquire protocol, one step, for `waiter.request()` permits: takes them now (kAcquired),
+  // or queues `waiter` (its wake-up token is one of Wake) and returns kPending; kTimedOut if
+  // they are not available and `deadline` has passed (it never queues then); kCorrupt. Never
+  // blocks.
+  Outcome acquire_or_enqueue(Waiter& waiter, Deadline deadline = Deadline::never());
+
+  // An acquire as a WaitStep (wait_step.h), blocking or Promise.
+  class AcquireStep;
 
   // A waiter that asked for `request` permits and received `token` but no longer wants them
   // (cancelled, its thread is gone) releases them, so that the next waiters get them.
@@ -170,6 +176,21 @@ class SemaphoreWord {
   std::int32_t* word_;
 };
 
+class SemaphoreWord::AcquireStep final : public WaitStep {
+ public:
+  AcquireStep(SemaphoreWord semaphore, std::int32_t n) noexcept : semaphore_(semaphore), n_(n) {}
+  std::int64_t request() const override { return n_; }
+  Outcome start(Waiter& waiter) override;
+  Outcome resume(Waiter& waiter, WakeToken token) override;
+  void abandon(Waiter& waiter, WakeToken token) noexcept override;
+  // Leaving without a grant may unblock the waiters queued behind this one.
+  bool cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept override;
+
+ private:
+  SemaphoreWord semaphore_;
+  const std::int32_t n_;
+};
+
 // A self-contained counting semaphore for C++ code, built on SemaphoreWord.
 class Semaphore {
  public:
@@ -183,8 +204,7 @@ class Semaphore {
   bool try_acquire(std::int32_t n = 1) noexcept { return word().try_acquire(n); }
   template <typename Rep, typename Period>
   bool try_acquire_for(std::chrono::duration<Rep, Period> timeout, std::int32_t n = 1) {
-    return word().acquire(n, Deadline::at(Clock::now() + timeout)) ==
-           SemaphoreWord::AcquireStatus::kAcquired;
+    return word().acquire(n, Deadline::at(Clock::now() + timeout)) == Outcome::kAcquired;
   }
   // Throws std::invalid_argument for a bad count and std::overflow_error if the permits would
   // exceed kMaxPermits (nothing is released then).

@@ -8,7 +8,6 @@
 #include "latch.h"
 #include "mutex.h"
 #include "rwlock.h"
-#include "semaphore.h"
 #include "settlement.h"
 
 namespace parklock::binding {
@@ -81,35 +80,6 @@ constexpr Settlement settlement_of(ConditionWord::WaitStatus status) {
     case ConditionWord::WaitStatus::kNotOwner:
       return settled::kNotOwner;
     case ConditionWord::WaitStatus::kCorrupt:
-      break;
-  }
-  return settled::kCorrupt;
-}
-
-// kBadCount cannot happen: the binding checks counts before it calls the core.
-constexpr Settlement settlement_of(SemaphoreWord::AcquireStatus status) {
-  switch (status) {
-    case SemaphoreWord::AcquireStatus::kAcquired:
-      return settled::kAcquired;
-    case SemaphoreWord::AcquireStatus::kTimedOut:
-      return settled::kTimedOut;
-    case SemaphoreWord::AcquireStatus::kInterrupted:
-      return settled::kInterrupted;
-    case SemaphoreWord::AcquireStatus::kCorrupt:
-    case SemaphoreWord::AcquireStatus::kBadCount:
-      break;
-  }
-  return settled::kCorrupt;
-}
-
-constexpr Settlement settlement_of(SemaphoreWord::AsyncStep step) {
-  switch (step) {
-    case SemaphoreWord::AsyncStep::kAcquired:
-      return settled::kAcquired;
-    case SemaphoreWord::AsyncStep::kQueued:
-      return settled::kPending;
-    case SemaphoreWord::AsyncStep::kCorrupt:
-    case SemaphoreWord::AsyncStep::kBadCount:
       break;
   }
   return settled::kCorrupt;

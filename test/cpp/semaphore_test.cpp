@@ -24,12 +24,11 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::kWaitLimit;
+using testing::PromiseWait;
 using testing::ThreadGroup;
 using testing::WaitUntil;
 using testing::with_interrupt;
-using AcquireStatus = SemaphoreWord::AcquireStatus;
 using ReleaseStatus = SemaphoreWord::ReleaseStatus;
-using AsyncStep = SemaphoreWord::AsyncStep;
 
 // A deadline for acquires that should succeed: a lost wake-up then ends as kTimedOut, a readable
 // failure, instead of hanging the suite.
@@ -121,10 +120,10 @@ TEST_F(SemaphoreWordTest, BadCountsAreRefusedWithoutTouchingTheWord) {
        {0, -1, SemaphoreWord::kMaxPermits + 1, std::numeric_limits<std::int32_t>::min()}) {
     SCOPED_TRACE(bad);
     EXPECT_FALSE(sem_.try_acquire(bad));
-    EXPECT_EQ(sem_.acquire(bad), AcquireStatus::kBadCount);
+    EXPECT_EQ(sem_.acquire(bad), Outcome::kCorrupt) << "refused, never waited on";
     EXPECT_EQ(sem_.release(bad), ReleaseStatus::kBadCount);
     PermitWaiter waiter(bad);
-    EXPECT_EQ(sem_.acquire_or_enqueue(waiter), AsyncStep::kBadCount);
+    EXPECT_EQ(sem_.acquire_or_enqueue(waiter), Outcome::kCorrupt);
   }
   ExpectIdleWith(5);
 }
@@ -135,10 +134,10 @@ TEST_F(SemaphoreWordTest, CorruptWordIsReportedByEveryOperationAndNeverWaitedOn)
     SCOPED_TRACE(corrupt);
     set_raw(corrupt);
     EXPECT_FALSE(sem_.try_acquire(1));
-    EXPECT_EQ(sem_.acquire(1), AcquireStatus::kCorrupt) << "no deadline: must not wait";
+    EXPECT_EQ(sem_.acquire(1), Outcome::kCorrupt) << "no deadline: must not wait";
     EXPECT_EQ(sem_.release(1), ReleaseStatus::kCorrupt);
     PermitWaiter waiter(1);
-    EXPECT_EQ(sem_.acquire_or_enqueue(waiter), AsyncStep::kCorrupt);
+    EXPECT_EQ(sem_.acquire_or_enqueue(waiter), Outcome::kCorrupt);
     EXPECT_EQ(raw(), corrupt) << "nothing is written to a corrupt word";
     EXPECT_EQ(queued(), 0u);
   }
@@ -147,14 +146,14 @@ TEST_F(SemaphoreWordTest, CorruptWordIsReportedByEveryOperationAndNeverWaitedOn)
 
 TEST_F(SemaphoreWordTest, TimedOutAcquireLeavesNoWaiterAndTakesNothing) {
   ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
-  EXPECT_EQ(sem_.acquire(3, Deadline::after_ms(5)), AcquireStatus::kTimedOut);
+  EXPECT_EQ(sem_.acquire(3, Deadline::after_ms(5)), Outcome::kTimedOut);
   ExpectIdleWith(2);
 }
 
 TEST_F(SemaphoreWordTest, ExpiredDeadlineStillTakesFreePermitsButNeverQueues) {
   ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
-  EXPECT_EQ(sem_.acquire_slow(2, Deadline::after_ms(0)), AcquireStatus::kAcquired);
-  EXPECT_EQ(sem_.acquire_slow(1, Deadline::after_ms(0)), AcquireStatus::kTimedOut);
+  EXPECT_EQ(sem_.acquire_slow(2, Deadline::after_ms(0)), Outcome::kAcquired);
+  EXPECT_EQ(sem_.acquire_slow(1, Deadline::after_ms(0)), Outcome::kTimedOut);
   ExpectIdleWith(0);
 }
 
@@ -162,9 +161,9 @@ TEST_F(SemaphoreWordTest, ReleaseGrantsTheHeadOnlyOnceItsWholeRequestFitsThenThe
   PermitWaiter large(3);
   PermitWaiter small_a(1);
   PermitWaiter small_b(1);
-  ASSERT_EQ(sem_.acquire_or_enqueue(large), AsyncStep::kQueued);
-  ASSERT_EQ(sem_.acquire_or_enqueue(small_a), AsyncStep::kQueued);
-  ASSERT_EQ(sem_.acquire_or_enqueue(small_b), AsyncStep::kQueued);
+  ASSERT_EQ(sem_.acquire_or_enqueue(large), Outcome::kPending);
+  ASSERT_EQ(sem_.acquire_or_enqueue(small_a), Outcome::kPending);
+  ASSERT_EQ(sem_.acquire_or_enqueue(small_b), Outcome::kPending);
   EXPECT_TRUE(sem_.waiters_queued());
 
   ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
@@ -189,11 +188,11 @@ TEST_F(SemaphoreWordTest, ReleaseGrantsTheHeadOnlyOnceItsWholeRequestFitsThenThe
 TEST_F(SemaphoreWordTest, NewcomersQueueBehindWaitersInsteadOfTakingFreePermits) {
   ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
   PermitWaiter large(5);
-  ASSERT_EQ(sem_.acquire_or_enqueue(large), AsyncStep::kQueued);
+  ASSERT_EQ(sem_.acquire_or_enqueue(large), Outcome::kPending);
   EXPECT_FALSE(sem_.try_acquire(1)) << "2 permits are free, but a waiter is queued";
-  EXPECT_EQ(sem_.acquire(1, Deadline::after_ms(1)), AcquireStatus::kTimedOut);
+  EXPECT_EQ(sem_.acquire(1, Deadline::after_ms(1)), Outcome::kTimedOut);
   PermitWaiter newcomer(1);
-  ASSERT_EQ(sem_.acquire_or_enqueue(newcomer), AsyncStep::kQueued);
+  ASSERT_EQ(sem_.acquire_or_enqueue(newcomer), Outcome::kPending);
   EXPECT_EQ(sem_.available(), 2);
 
   ASSERT_EQ(sem_.release(3), ReleaseStatus::kReleased);
@@ -211,7 +210,7 @@ TEST_F(SemaphoreWordTest, CancelledHeadUnblocksTheSmallerWaitersBehindIt) {
   PermitWaiter small_b(1);
   PermitWaiter too_big(3);
   for (PermitWaiter* w : {&large, &small_a, &small_b, &too_big}) {
-    ASSERT_EQ(sem_.acquire_or_enqueue(*w), AsyncStep::kQueued);
+    ASSERT_EQ(sem_.acquire_or_enqueue(*w), Outcome::kPending);
   }
   ASSERT_TRUE(sem_.cancel(large));
   EXPECT_TRUE(small_a.granted());
@@ -225,7 +224,7 @@ TEST_F(SemaphoreWordTest, CancelledHeadUnblocksTheSmallerWaitersBehindIt) {
 
 TEST_F(SemaphoreWordTest, TheLastWaiterLeavingClearsTheWaitersBitAsItLeaves) {
   PermitWaiter waiter(1);
-  ASSERT_EQ(sem_.acquire_or_enqueue(waiter), AsyncStep::kQueued);
+  ASSERT_EQ(sem_.acquire_or_enqueue(waiter), Outcome::kPending);
   ASSERT_TRUE(sem_.cancel(waiter));
   EXPECT_FALSE(sem_.waiters_queued()) << "no stale marker outlives the last waiter";
   ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
@@ -237,17 +236,17 @@ TEST_F(SemaphoreWordTest, InterruptedBlockingHeadUnblocksTheSmallerWaiterBehindI
   std::atomic<bool> stop{false};
   const auto stop_requested = [&] { return stop.load(); };
   const Interrupt interrupt{std::chrono::milliseconds(1), stop_requested};
-  AcquireStatus status = AcquireStatus::kAcquired;
+  Outcome status = Outcome::kAcquired;
   ThreadGroup threads;
   threads.Start([&] {
     status = with_interrupt(&interrupt, [&] { return sem_.acquire(5, Deadline::never()); });
   });
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
   PermitWaiter small(1);
-  ASSERT_EQ(sem_.acquire_or_enqueue(small), AsyncStep::kQueued);
+  ASSERT_EQ(sem_.acquire_or_enqueue(small), Outcome::kPending);
   stop = true;
   threads.JoinOrAbort();
-  EXPECT_EQ(status, AcquireStatus::kInterrupted);
+  EXPECT_EQ(status, Outcome::kInterrupted);
   EXPECT_TRUE(small.granted()) << "the interrupted head's leaving must grant the one behind it";
   ExpectIdleWith(1);
 }
@@ -255,19 +254,19 @@ TEST_F(SemaphoreWordTest, InterruptedBlockingHeadUnblocksTheSmallerWaiterBehindI
 TEST_F(SemaphoreWordTest, TimedOutBlockingHeadUnblocksTheSmallerWaiterBehindIt) {
   // The small waiter queues behind the head if the head is still waiting, and takes the permit at
   // once if the head has timed out already: either way it gets it and nobody is left queued.
-  std::atomic<AcquireStatus> status{AcquireStatus::kAcquired};
+  std::atomic<Outcome> status{Outcome::kAcquired};
   ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
   ThreadGroup threads;
   threads.Start([&] { status = sem_.acquire(2, Deadline::after_ms(20)); });
-  ASSERT_TRUE(WaitUntil([&] { return queued() == 1 || status == AcquireStatus::kTimedOut; }));
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 1 || status == Outcome::kTimedOut; }));
   PermitWaiter small(1);
-  const AsyncStep step = sem_.acquire_or_enqueue(small);
+  const Outcome step = sem_.acquire_or_enqueue(small);
   threads.JoinOrAbort();
-  EXPECT_EQ(status, AcquireStatus::kTimedOut);
-  if (step == AsyncStep::kQueued) {
+  EXPECT_EQ(status, Outcome::kTimedOut);
+  if (step == Outcome::kPending) {
     ASSERT_TRUE(WaitUntil([&] { return small.granted(); }));
   } else {
-    EXPECT_EQ(step, AsyncStep::kAcquired);
+    EXPECT_EQ(step, Outcome::kAcquired);
   }
   ExpectIdleWith(0);
 }
@@ -275,8 +274,8 @@ TEST_F(SemaphoreWordTest, TimedOutBlockingHeadUnblocksTheSmallerWaiterBehindIt) 
 TEST_F(SemaphoreWordTest, AbandonedGrantGoesToTheNextWaiter) {
   PermitWaiter first(2);
   PermitWaiter second(2);
-  ASSERT_EQ(sem_.acquire_or_enqueue(first), AsyncStep::kQueued);
-  ASSERT_EQ(sem_.acquire_or_enqueue(second), AsyncStep::kQueued);
+  ASSERT_EQ(sem_.acquire_or_enqueue(first), Outcome::kPending);
+  ASSERT_EQ(sem_.acquire_or_enqueue(second), Outcome::kPending);
   ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
   ASSERT_TRUE(first.granted());
   EXPECT_FALSE(parking_lot::cancel(first)) << "already dequeued by the grant";
@@ -295,7 +294,7 @@ TEST_F(SemaphoreWordTest, BlockingWaitersAreGrantedInArrivalOrder) {
   const std::array<std::int32_t, 3> requests = {3, 1, 2};
   for (std::size_t i = 0; i < requests.size(); ++i) {
     threads.Start([&, i] {
-      ASSERT_EQ(sem_.acquire(requests[i], HangGuard()), AcquireStatus::kAcquired);
+      ASSERT_EQ(sem_.acquire(requests[i], HangGuard()), Outcome::kAcquired);
       std::lock_guard<std::mutex> guard(order_lock);
       order.push_back(static_cast<int>(i));
     });
@@ -316,6 +315,64 @@ TEST_F(SemaphoreWordTest, BlockingWaitersAreGrantedInArrivalOrder) {
   }
   threads.JoinOrAbort();
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+  ExpectIdleWith(0);
+}
+
+TEST_F(SemaphoreWordTest, OneAcquireStepServesAPromiseWaitAndABlockingWait) {
+  SemaphoreWord::AcquireStep promise_step(sem_, 2);
+  PromiseWait promise(promise_step);
+  ASSERT_EQ(promise.Start(), Outcome::kPending);
+  std::atomic<Outcome> blocking{Outcome::kPending};
+  ThreadGroup threads;
+  threads.Start([&] {
+    SemaphoreWord::AcquireStep step(sem_, 1);
+    blocking = wait_blocking(step, HangGuard());
+  });
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 2; }));
+  ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
+  ASSERT_EQ(promise.Settle(), Outcome::kAcquired);
+  EXPECT_EQ(sem_.available(), 0);
+  EXPECT_EQ(blocking.load(), Outcome::kPending);
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+  threads.JoinOrAbort();
+  EXPECT_EQ(blocking.load(), Outcome::kAcquired);
+  ASSERT_EQ(sem_.release(3), ReleaseStatus::kReleased);
+  ExpectIdleWith(3);
+}
+
+TEST_F(SemaphoreWordTest, APromiseWaitCancelledAsItIsWokenPassesThePermitsOn) {
+  SemaphoreWord::AcquireStep first_step(sem_, 1);
+  SemaphoreWord::AcquireStep second_step(sem_, 1);
+  PromiseWait first(first_step);
+  PromiseWait second(second_step);
+  ASSERT_EQ(first.Start(), Outcome::kPending);
+  ASSERT_EQ(second.Start(), Outcome::kPending);
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+  // Dequeued by the release, so the abort comes too late to take it out: what it was woken for
+  // must reach the wait behind it.
+  EXPECT_EQ(first.Cancel(), Outcome::kCancelled);
+  ASSERT_EQ(second.Settle(), Outcome::kAcquired);
+  EXPECT_EQ(sem_.available(), 0);
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+  ExpectIdleWith(1);
+}
+
+TEST_F(SemaphoreWordTest, ABlockingStepTimesOutOrIsGrantedAndLeavesNothingQueued) {
+  SemaphoreWord::AcquireStep too_late(sem_, 1);
+  EXPECT_EQ(wait_blocking(too_late, Deadline::after_ms(2)), Outcome::kTimedOut);
+  ExpectIdleWith(0);
+  std::atomic<Outcome> blocking{Outcome::kPending};
+  ThreadGroup threads;
+  threads.Start([&] {
+    SemaphoreWord::AcquireStep step(sem_, 2);
+    blocking = wait_blocking(step, HangGuard());
+  });
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+  EXPECT_EQ(blocking.load(), Outcome::kPending) << "1 of the 2 it asks for";
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+  threads.JoinOrAbort();
+  EXPECT_EQ(blocking.load(), Outcome::kAcquired);
   ExpectIdleWith(0);
 }
 
@@ -397,7 +454,7 @@ TEST(SemaphoreTest, TimeoutsAndInterruptsRacingGrantsLeakNoPermits) {
       const Interrupt interrupt{std::chrono::microseconds(20), every_third_poll};
       for (int i = 0; i < kIterations; ++i) {
         const std::int32_t n = 1 + (i + t) % 2;
-        AcquireStatus status;
+        Outcome status;
         switch (t % 3) {
           case 0:
             status = sem.acquire(n, Deadline::after_ms((i % 4) * 0.05));  // 0 to 150 us
@@ -409,8 +466,8 @@ TEST(SemaphoreTest, TimeoutsAndInterruptsRacingGrantsLeakNoPermits) {
             status = sem.acquire(n, HangGuard());
             break;
         }
-        if (status != AcquireStatus::kAcquired) {
-          ASSERT_TRUE(status == AcquireStatus::kTimedOut || status == AcquireStatus::kInterrupted)
+        if (status != Outcome::kAcquired) {
+          ASSERT_TRUE(status == Outcome::kTimedOut || status == Outcome::kInterrupted)
               << static_cast<int>(status);
           continue;
         }
