@@ -1,5 +1,6 @@
-// The native half of lib/semaphore.js: only the contended paths. JavaScript takes and returns
-// permits itself, with Atomics on the same word, while nobody is queued.
+// The native half of lib/semaphore.js: only the contended paths. JavaScript takes free permits
+// itself, with Atomics on the same word, unless they are set aside for the waiters, and returns
+// them itself while nobody is queued.
 #include <cmath>
 #include <string>
 
@@ -70,7 +71,7 @@ const Exports registered([](Napi::Env env, Napi::Object exports) {
   Napi::Object layout = new_layout<SemaphoreWord>(env);
   layout.Set("PERMITS_MASK", SemaphoreWord::kPermitsMask);
   layout.Set("WAITERS_BIT", SemaphoreWord::kWaitersBit);
-  layout.Set("RESERVED_BIT", SemaphoreWord::kReservedBit);
+  layout.Set("HAND_OFF_BIT", SemaphoreWord::kHandOffBit);
   layout.Set("MAX_PERMITS", SemaphoreWord::kMaxPermits);
   exports.Set("semaphoreLayout", layout);
 });

@@ -221,9 +221,10 @@ export class Barrier implements SharedLocation {
 }
 
 /**
- * A strictly FIFO counting semaphore usable from any thread, blocking or with Promises. Once any
- * request is queued, newcomers queue behind it (no barging), and releases hand permits to the
- * oldest waiters directly, so a large request is never starved by small ones.
+ * An eventually fair counting semaphore usable from any thread, blocking or with Promises: a
+ * running thread may take released permits before a queued request (barging), bounded by the
+ * fairness interval (about 1 ms), after which permits are handed to the oldest waiters directly,
+ * so a large request is not starved by small ones.
  */
 export class Semaphore implements SharedLocation {
   /** Allocates its own shared memory holding `initialPermits` (default 0) permits. */
@@ -242,7 +243,7 @@ export class Semaphore implements SharedLocation {
   readonly byteOffset: number;
   /** Blocks this thread until `n` (default 1) permits are granted to it. */
   acquire(n?: number): void;
-  /** Takes `n` permits if granted within timeoutMs (default 0: only if available now and nobody is queued). */
+  /** Takes `n` permits if granted within timeoutMs (default 0: only if available now and not set aside for queued waiters). */
   tryAcquire(n?: number, timeoutMs?: number): boolean;
   /** Never blocks; rejects with TimeoutError or `signal.reason`, having taken nothing. */
   acquireAsync(n?: number, options?: AsyncWaitOptions): Promise<void>;
