@@ -143,9 +143,14 @@ using Woken = parking_lot::Wakeups;
 void run_grant(Bucket& bucket, const void* key, const parking_lot::Grant& grant, Woken& woken) {
   Waiter* w = ParkingLotAccess::first_for(bucket, key);
   if (grant.offer != nullptr) {
+    if (grant.turn != nullptr && w != nullptr) grant.turn->be_fair = fair_now(bucket, *w, key);
     while (w != nullptr) {
       std::optional<WakeToken> token = (*grant.offer)(w->request());
       if (!token) break;
+      if (grant.turn != nullptr) {
+        const bool competes = !w->blocking() && *token == grant.turn->compete;
+        ParkingLotAccess::set_passed_over_at(*w, competes ? key : nullptr);
+      }
       Waiter* next = ParkingLotAccess::first_for(bucket, key, w);
       ParkingLotAccess::remove(bucket, *w);
       woken.emplace_back(w, *token);

@@ -179,13 +179,23 @@ struct ParkResult {
 
 namespace parking_lot {
 
+// For a grant step that may wake waiters to compete rather than hand them what they wait for:
+// before the first offer the lot says whether the oldest waiter's turn is fair
+// (UnparkInfo::be_fair, which it may restart the bucket's timer for), and an asynchronous waiter
+// it dequeues with `compete` is one woken to compete, due a fair turn if it queues there again.
+struct FairTurn {
+  WakeToken compete;
+  bool be_fair = false;  // written by the lot
+};
+
 // A FIFO grant step: `offer(request)` is asked for each waiter, oldest first, and returns the
 // token it is woken with, or nothing, which ends the walk (grants are strictly FIFO); then
 // `finish(queue_empty)` runs, where the primitive records whether waiters remain. Both run under
-// the bucket lock. A null `offer` grants nobody.
+// the bucket lock. A null `offer` grants nobody. `turn`: see FairTurn.
 struct Grant {
   const FunctionRef<std::optional<WakeToken>(std::int64_t request)>* offer;
   FunctionRef<void(bool queue_empty)> finish;
+  FairTurn* turn = nullptr;
 };
 
 // How a thread parks; only `validate` and `deadline` are always needed.

@@ -11,7 +11,9 @@ SemaphoreWord::Claim SemaphoreWord::take_or_announce(std::int32_t n, bool may_qu
   std::int32_t seen = word().load(std::memory_order_relaxed);
   for (;;) {
     if (is_corrupt(seen)) return Claim::kCorrupt;
-    if (!has_waiters(seen) && permits_of(seen) >= n) {
+    // Barging: free permits are anyone's, queued waiters or not, unless they are set aside for
+    // the waiters (kHandOffBit).
+    if (!hands_off(seen) && permits_of(seen) >= n) {
       if (word().compare_exchange_weak(seen, seen - n, std::memory_order_acquire,
                                        std::memory_order_relaxed)) {
         return Claim::kTaken;
@@ -20,8 +22,8 @@ SemaphoreWord::Claim SemaphoreWord::take_or_announce(std::int32_t n, bool may_qu
     }
     if (!may_queue) return Claim::kWouldBlock;
     if (has_waiters(seen)) return Claim::kQueue;
-    // From here on the fast paths leave the permits alone, so the caller (queued right after this,
-    // under the same lock) is served before anyone who comes later.
+    // From here on every release takes the slow path, which finds the caller (queued right after
+    // this, under the same lock).
     if (word().compare_exchange_weak(seen, seen | kWaitersBit, std::memory_order_relaxed)) {
       return Claim::kQueue;
     }
@@ -54,8 +56,7 @@ void SemaphoreWord::with_grant_step(std::int32_t n, ReleaseStatus* result,
   ReleaseStatus& status = *result;
   bool added = false;
   // The permits are added under the bucket lock, by whichever callback runs first (`grant` runs
-  // only when a waiter is queued, `finish` always), so no thread validating its park sees them
-  // before the queued waiters have been offered them.
+  // only when a waiter is queued, `finish` always).
   auto add_once = [&] {
     if (added) return;
     added = true;
@@ -69,67 +70,61 @@ void SemaphoreWord::with_grant_step(std::int32_t n, ReleaseStatus* result,
         status = ReleaseStatus::kOverflow;
         return;
       }
-      // A CAS even though the bit is set: it may have been cleared since the caller looked, and
-      // then the fast paths run concurrently.
+      // A CAS even though the bit is set: the fast paths take permits concurrently.
       if (n == 0 || word().compare_exchange_weak(seen, seen + n, std::memory_order_release,
                                                  std::memory_order_relaxed)) {
         return;
       }
     }
   };
+  parking_lot::FairTurn turn{kCompete};
+  bool first = true;
+  bool handing_off = false;        // granting oldest first, the permits taken out of the word
+  bool head_left_waiting = false;  // the walk ended at its first waiter
+  std::int64_t budget = 0;         // what those woken to compete may take between them
   const auto grant = [&](std::int64_t request) -> std::optional<WakeToken> {
     add_once();
-    if (status == ReleaseStatus::kCorrupt || !take_for_waiter(request)) return std::nullopt;
-    return kGranted;
+    if (status == ReleaseStatus::kCorrupt) return std::nullopt;
+    const bool was_first = std::exchange(first, false);
+    if (was_first) {
+      const std::int32_t seen = word().load(std::memory_order_relaxed);
+      handing_off = turn.be_fair || hands_off(seen);
+      budget = permits_of(seen);
+    }
+    if (handing_off) {
+      if (take_for_waiter(request)) return kGranted;
+    } else if (budget >= request) {
+      budget -= request;
+      return kCompete;
+    }
+    head_left_waiting = was_first;
+    return std::nullopt;
   };
   const auto finish = [&](bool queue_empty) {
     add_once();
+    if (status == ReleaseStatus::kCorrupt) return;
     // Nobody queues without taking this lock and setting the bit first, so an empty queue stays
-    // empty until the bit is clear; then the fast paths may run again.
-    if (queue_empty && status != ReleaseStatus::kCorrupt) {
-      word().fetch_and(~kWaitersBit, std::memory_order_relaxed);
+    // empty until the bit is clear; then releases take the fast path again.
+    if (queue_empty) {
+      word().fetch_and(~(kWaitersBit | kHandOffBit), std::memory_order_relaxed);
+      return;
+    }
+    // A fair turn sets the permits aside for the oldest waiter left, and they stay set aside
+    // until a release has served the waiter they were set aside for: so a large request at the
+    // head is not starved by small ones beyond the fairness interval.
+    if (handing_off && (turn.be_fair || head_left_waiting)) {
+      word().fetch_or(kHandOffBit, std::memory_order_relaxed);
+    } else {
+      word().fetch_and(~kHandOffBit, std::memory_order_relaxed);
     }
   };
   const FunctionRef<std::optional<WakeToken>(std::int64_t)> offer = grant;
-  run(parking_lot::Grant{&offer, finish});
+  run(parking_lot::Grant{&offer, finish, &turn});
 }
 
-SemaphoreWord::AcquireStatus SemaphoreWord::acquire_slow(std::int32_t n, Deadline deadline) {
-  if (!valid_count(n)) return AcquireStatus::kBadCount;
-  Claim claim = Claim::kWouldBlock;
-  const auto take_or_queue = [&] {
-    // An expired deadline still takes free permits, but never queues.
-    claim = take_or_announce(n, !deadline.expired());
-    return claim == Claim::kQueue;
-  };
-  parking_lot::ParkOptions options;
-  options.deadline = deadline;
-  options.request = n;
-  options.site = &kWaitSite;
-  ParkResult parked{ParkResult::Status::kInvalid};
-  ReleaseStatus ignored = ReleaseStatus::kReleased;
-  with_grant_step(0, &ignored, [&](const parking_lot::Grant& on_leave) {
-    options.on_leave = &on_leave;
-    parked = parking_lot::park(address(), take_or_queue, options);
-  });
-  switch (parked.status) {
-    case ParkResult::Status::kInvalid:
-      if (claim == Claim::kTaken) return AcquireStatus::kAcquired;
-      return claim == Claim::kCorrupt ? AcquireStatus::kCorrupt : AcquireStatus::kTimedOut;
-    case ParkResult::Status::kTimedOut:
-      return AcquireStatus::kTimedOut;
-    case ParkResult::Status::kInterrupted:
-      return AcquireStatus::kInterrupted;
-    case ParkResult::Status::kUnparked:
-      break;
-  }
-  // Woken means granted. A waiter whose deadline passed while the grant was on its way keeps the
-  // permits (the wait succeeded); one being interrupted gives them back.
-  if (parked.interrupted) {
-    abandon_wake(n, parked.token);
-    return AcquireStatus::kInterrupted;
-  }
-  return AcquireStatus::kAcquired;
+Outcome SemaphoreWord::acquire_slow(std::int32_t n, Deadline deadline) {
+  AcquireStep step(*this, n);
+  return wait_blocking(step, deadline);
 }
 
 SemaphoreWord::ReleaseStatus SemaphoreWord::release_slow(std::int32_t n) noexcept {
@@ -147,21 +142,54 @@ SemaphoreWord::ReleaseStatus SemaphoreWord::release_slow(std::int32_t n) noexcep
   return add_and_grant(n);
 }
 
-SemaphoreWord::AsyncStep SemaphoreWord::acquire_or_enqueue(Waiter& waiter) {
+Outcome SemaphoreWord::acquire_or_enqueue(Waiter& waiter, Deadline deadline) {
   const std::int64_t request = waiter.request();
-  if (!valid_count(request)) return AsyncStep::kBadCount;
+  if (!valid_count(request)) return Outcome::kCorrupt;
   Claim claim = Claim::kWouldBlock;
   const auto take_or_queue = [&] {
-    claim = take_or_announce(static_cast<std::int32_t>(request), true);
+    // An expired deadline still takes free permits, but never queues.
+    claim = take_or_announce(static_cast<std::int32_t>(request), !deadline.expired());
     return claim == Claim::kQueue;
   };
-  if (parking_lot::enqueue(address(), waiter, take_or_queue, &kWaitSite)) {
-    return AsyncStep::kQueued;
+  if (parking_lot::enqueue(address(), waiter, take_or_queue, &kWaitSite)) return Outcome::kPending;
+  switch (claim) {
+    case Claim::kTaken:
+      return Outcome::kAcquired;
+    case Claim::kCorrupt:
+      return Outcome::kCorrupt;
+    case Claim::kWouldBlock:
+    case Claim::kQueue:
+      break;
   }
-  return claim == Claim::kTaken ? AsyncStep::kAcquired : AsyncStep::kCorrupt;
+  return Outcome::kTimedOut;
+}
+
+Outcome SemaphoreWord::AcquireStep::start(Waiter& waiter) {
+  return semaphore_.acquire_or_enqueue(waiter, deadline());
+}
+
+// A grant: the permits are this wait's; one whose deadline passed while the grant was on its way
+// keeps them (the wait succeeded). Woken to compete: it takes the permits if they are still free
+// (also past its deadline), or queues again at the back.
+Outcome SemaphoreWord::AcquireStep::resume(Waiter& waiter, WakeToken token) {
+  if (token == kGranted) return Outcome::kAcquired;
+  return semaphore_.acquire_or_enqueue(waiter, deadline());
+}
+
+void SemaphoreWord::AcquireStep::abandon(Waiter& /*waiter*/, WakeToken token) noexcept {
+  semaphore_.abandon_wake(n_, token);
+}
+
+bool SemaphoreWord::AcquireStep::cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept {
+  return semaphore_.cancel(waiter, deferred);
 }
 
 void SemaphoreWord::abandon_wake(std::int64_t request, WakeToken token) noexcept {
+  if (token == kCompete) {
+    // The permits it was woken for are free: the next waiters may compete for them instead.
+    if (waiters_queued()) add_and_grant(0);
+    return;
+  }
   if (token != kGranted || !valid_count(request)) return;
   // Cannot overflow unless someone released permits that were never acquired; those are lost.
   release(static_cast<std::int32_t>(request));
@@ -184,9 +212,10 @@ Semaphore::Semaphore(std::int32_t initial_permits) : word_(initial_permits) {
 }
 
 void Semaphore::acquire(std::int32_t n) {
-  if (word().acquire(n) == SemaphoreWord::AcquireStatus::kBadCount) {
+  if (!SemaphoreWord::valid_count(n)) {
     throw std::invalid_argument("Semaphore::acquire: count out of range");
   }
+  word().acquire(n);
 }
 
 void Semaphore::release(std::int32_t n) {

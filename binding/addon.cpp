@@ -9,9 +9,9 @@
 #include "futex.h"
 #include "parking_lot.h"
 #include "process_anchor.h"
-#include "settlement.h"
 #include "shared_words.h"
 #include "thread_context.h"
+#include "wait_step.h"
 
 namespace parklock::binding {
 
@@ -68,16 +68,16 @@ Napi::Object module_init(Napi::Env env, Napi::Object exports) {
   exports.Set("queuedCount", Napi::Function::New(env, queued_count, "queuedCount"));
 
   Napi::Object codes = Napi::Object::New(env);
-  codes.Set("ACQUIRED", static_cast<int>(settled::kAcquired));
-  codes.Set("TIMED_OUT", static_cast<int>(settled::kTimedOut));
-  codes.Set("CANCELLED", static_cast<int>(settled::kCancelled));
-  codes.Set("ALREADY_HELD", static_cast<int>(settled::kAlreadyHeld));
-  codes.Set("CORRUPT", static_cast<int>(settled::kCorrupt));
-  codes.Set("NOT_EQUAL", static_cast<int>(settled::kNotEqual));
-  codes.Set("NOT_OWNER", static_cast<int>(settled::kNotOwner));
-  codes.Set("OWNER_DIED", static_cast<int>(settled::kOwnerDied));
-  codes.Set("LEADER", static_cast<int>(settled::kLeader));
-  codes.Set("DEADLOCK", static_cast<int>(settled::kDeadlock));
+  codes.Set("ACQUIRED", static_cast<int>(Outcome::kAcquired));
+  codes.Set("TIMED_OUT", static_cast<int>(Outcome::kTimedOut));
+  codes.Set("CANCELLED", static_cast<int>(Outcome::kCancelled));
+  codes.Set("ALREADY_HELD", static_cast<int>(Outcome::kAlreadyHeld));
+  codes.Set("CORRUPT", static_cast<int>(Outcome::kCorrupt));
+  codes.Set("NOT_EQUAL", static_cast<int>(Outcome::kNotEqual));
+  codes.Set("NOT_OWNER", static_cast<int>(Outcome::kNotOwner));
+  codes.Set("OWNER_DIED", static_cast<int>(Outcome::kOwnerDied));
+  codes.Set("LEADER", static_cast<int>(Outcome::kLeader));
+  codes.Set("DEADLOCK", static_cast<int>(Outcome::kDeadlock));
   exports.Set("settled", codes);
 
   Exports::add_all(env, exports);

@@ -18,7 +18,6 @@
 #include <memory>
 
 #include "parking_lot.h"
-#include "settlement.h"
 #include "wait_step.h"
 
 namespace parklock::binding {

@@ -30,7 +30,7 @@ Napi::Value take_over(const Napi::CallbackInfo& info) {
   if (!mutex.take_from_ended_owner(context.thread(), &ended)) {
     return Napi::Number::New(info.Env(), 0);
   }
-  return context.settled_value(info.Env(), settled::kOwnerDied, ended);
+  return context.settled_value(info.Env(), Outcome::kOwnerDied, ended);
 }
 
 // mutexUnlockSlow(handle) -> true, or false if this thread does not hold the lock; throws if the

@@ -1,5 +1,6 @@
-// The native half of lib/semaphore.js: only the contended paths. JavaScript takes and returns
-// permits itself, with Atomics on the same word, while nobody is queued.
+// The native half of lib/semaphore.js: only the contended paths. JavaScript takes free permits
+// itself, with Atomics on the same word, unless they are set aside for the waiters, and returns
+// them itself while nobody is queued.
 #include <cmath>
 #include <string>
 
@@ -28,47 +29,18 @@ std::int32_t permit_count(const Napi::CallbackInfo& info, std::size_t arg) {
   return static_cast<std::int32_t>(n);
 }
 
-// semaphoreAcquireSlow(handle, n, timeoutMs) -> ACQUIRED | TIMED_OUT | CORRUPT; blocks.
-struct AcquireSlow {
-  static constexpr std::size_t kTimeoutArg = 2;
-  AcquireSlow(const Napi::CallbackInfo& info, ThreadId)
-      : semaphore(words_of(info, 0, SemaphoreWord::kWordCount)), n(permit_count(info, 1)) {}
-  SemaphoreWord::AcquireStatus run(BlockingWait& wait) {
-    return semaphore.acquire_slow(n, wait.deadline);
+// semaphoreAcquireSlow(handle, n, timeoutMs) -> ACQUIRED | TIMED_OUT | CORRUPT, blocking this
+// thread; semaphoreAcquireAsync(handle, n, record) -> ACQUIRED, CORRUPT, or the queued wait's
+// handle.
+struct Acquire {
+  using Step = SemaphoreWord::AcquireStep;
+  static constexpr std::size_t kLastArg = 2;
+  // The handle, which the pending wait's record holds through the Semaphore, keeps the word valid.
+  static auto arguments(const Napi::CallbackInfo& info, ThreadId /*self*/) {
+    // Read in this order, so that the first bad argument is the one reported.
+    const SemaphoreWord semaphore(words_of(info, 0, SemaphoreWord::kWordCount));
+    return std::make_tuple(semaphore, permit_count(info, 1));
   }
-  SemaphoreWord semaphore;
-  std::int32_t n;
-};
-
-// semaphoreAcquireAsync(handle, n, record) -> ACQUIRED, CORRUPT, or the queued wait's handle.
-class AcquireAsync final : public WaitStep {
- public:
-  static constexpr std::size_t kRecordArg = 2;
-  AcquireAsync(const Napi::CallbackInfo& info, ThreadId)
-      : words_(words_of(info, 0, SemaphoreWord::kWordCount)), n_(permit_count(info, 1)) {}
-
-  std::int64_t request() const override { return n_; }
-
-  Settlement start(Waiter& waiter) override {
-    return settlement_of(SemaphoreWord(words_).acquire_or_enqueue(waiter));
-  }
-
-  // The only wake-up is a grant: the permits are this wait's, unless it was cancelled meanwhile.
-  Settlement resume(Waiter& /*waiter*/, WakeToken /*token*/) override { return settled::kAcquired; }
-
-  void abandon(Waiter& /*waiter*/, WakeToken token) noexcept override {
-    SemaphoreWord(words_).abandon_wake(n_, token);
-  }
-
-  // Leaving without a grant may unblock the waiters queued behind this one.
-  bool cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept override {
-    return SemaphoreWord(words_).cancel(waiter, deferred);
-  }
-
- private:
-  // Kept valid by the handle, which the pending wait's record holds through the Semaphore.
-  std::int32_t* const words_;
-  const std::int32_t n_;
 };
 
 // semaphoreReleaseSlow(handle, n) -> true, or false if the permits would exceed kMaxPermits
@@ -90,16 +62,16 @@ Napi::Value release_slow(const Napi::CallbackInfo& info) {
 
 const Exports registered([](Napi::Env env, Napi::Object exports) {
   exports.Set("semaphoreAcquireSlow",
-              Napi::Function::New(env, blocking_call<AcquireSlow>, "semaphoreAcquireSlow"));
+              Napi::Function::New(env, blocking_wait<Acquire>, "semaphoreAcquireSlow"));
   exports.Set("semaphoreReleaseSlow",
               Napi::Function::New(env, release_slow, "semaphoreReleaseSlow"));
   exports.Set("semaphoreAcquireAsync",
-              Napi::Function::New(env, start_async<AcquireAsync>, "semaphoreAcquireAsync"));
+              Napi::Function::New(env, promise_wait<Acquire>, "semaphoreAcquireAsync"));
 
   Napi::Object layout = new_layout<SemaphoreWord>(env);
   layout.Set("PERMITS_MASK", SemaphoreWord::kPermitsMask);
   layout.Set("WAITERS_BIT", SemaphoreWord::kWaitersBit);
-  layout.Set("RESERVED_BIT", SemaphoreWord::kReservedBit);
+  layout.Set("HAND_OFF_BIT", SemaphoreWord::kHandOffBit);
   layout.Set("MAX_PERMITS", SemaphoreWord::kMaxPermits);
   exports.Set("semaphoreLayout", layout);
 });

@@ -66,8 +66,8 @@ Napi::Value ThreadContext::start(Napi::Env env, Napi::Value record,
                                  std::unique_ptr<WaitStep> step) {
   if (!record.IsObject()) throw_type_error(env, "ERR_INVALID_ARG_TYPE", "expected a wait record");
   auto* waiter = new AsyncWaiter(shared_from_this(), thread_, std::move(step));
-  const Settlement now = waiter->start();
-  if (now != settled::kPending) {
+  const Outcome now = waiter->start();
+  if (now != Outcome::kPending) {
     const ThreadId ended = waiter->ended_owner();
     delete waiter;
     return settled_value(env, now, ended);
@@ -87,8 +87,8 @@ Napi::Value ThreadContext::cancel(Napi::Env env, Napi::Value wait) {
     waiter.request_cancel();
     return env.Undefined();
   }
-  const Settlement settlement = waiter.on_cancelled();
-  if (settlement == settled::kPending) return env.Undefined();
+  const Outcome settlement = waiter.on_cancelled();
+  if (settlement == Outcome::kPending) return env.Undefined();
   const ThreadId ended = waiter.ended_owner();
   release_record(waiter);
   delete &waiter;
@@ -188,8 +188,8 @@ void ThreadContext::call_js(napi_env env, napi_value on_settle, void* /*context*
 }
 
 void ThreadContext::settle(napi_env env, napi_value on_settle, AsyncWaiter& waiter) {
-  const Settlement settlement = waiter.resume(waiter.token_);
-  if (settlement == settled::kPending) return;  // queued again: it is in flight once more
+  const Outcome settlement = waiter.resume(waiter.token_);
+  if (settlement == Outcome::kPending) return;  // queued again: it is in flight once more
   const ThreadId ended = waiter.ended_owner();
   napi_value record = release_record(waiter);
   delete &waiter;
@@ -219,9 +219,9 @@ bool ThreadContext::TerminationProbe::operator()() const {
                             &result) == napi_pending_exception;
 }
 
-Napi::Value ThreadContext::settled_value(Napi::Env env, Settlement settlement, ThreadId ended) {
-  if (settlement == settled::kInterrupted) return env.Undefined();
-  if (settlement == settled::kOwnerDied) ended_owner_ = ended;
+Napi::Value ThreadContext::settled_value(Napi::Env env, Outcome settlement, ThreadId ended) {
+  if (settlement == Outcome::kInterrupted) return env.Undefined();
+  if (settlement == Outcome::kOwnerDied) ended_owner_ = ended;
   return Napi::Number::New(env, static_cast<int>(settlement));
 }
 

@@ -67,7 +67,7 @@ class ThreadContext final : public WakeSink, public std::enable_shared_from_this
   // JS thread: `settlement` as the value JavaScript receives. For kOwnerDied, records `ended` for
   // take_ended_owner() first; kInterrupted becomes undefined (the pending termination exception
   // unwinds the caller).
-  Napi::Value settled_value(Napi::Env env, Settlement settlement, ThreadId ended);
+  Napi::Value settled_value(Napi::Env env, Outcome settlement, ThreadId ended);
   // JS thread: the Node threadId of the owner last reported (nothing if it was not a Node thread).
   std::optional<double> take_ended_owner();
 

@@ -1,7 +1,7 @@
 'use strict';
-// The one place that reads the addon's settlements (native.settled, defined once in
-// binding/settlement.h): outcome() turns a settlement into what a call returns, or into the error
-// it throws, in the words of the primitive that asked. CANCELLED never reaches it: a cancelled
+// The one place that reads the addon's settlements (native.settled: addon/wait_step.h's Outcome):
+// outcome() turns a settlement into what a call returns, or into the error it throws, in the
+// words of the primitive that asked. CANCELLED never reaches it: a cancelled
 // Promise wait rejects with its reason (./async_waits.js).
 const native = require('./native');
 const { lockError, corrupt, deadlockError, OwnerDiedError } = require('./errors');

@@ -1,9 +1,10 @@
 'use strict';
-// Semaphore: the strictly FIFO counting semaphore of addon/semaphore.h, whose word layout this
-// file reads from the addon's exported constants. While nobody is queued, acquire and release are
-// one Atomics.compareExchange on the word; once the waiters bit is set, every acquire queues
-// behind the waiters (no barging) and every release goes to the addon, which hands the permits to
-// the oldest waiters directly.
+// Semaphore: the eventually fair counting semaphore of addon/semaphore.h, whose word layout this
+// file reads from the addon's exported constants. An acquire is one Atomics.compareExchange on the
+// word while enough permits are free and not set aside for the waiters (the hand-off bit): it may
+// take them past queued waiters (barging), which the addon bounds by its fairness interval. A
+// release is one compareExchange while nobody is queued; once the waiters bit is set it goes to
+// the addon, which wakes the oldest waiters to compete for the permits, or hands them over.
 const native = require('./native');
 const { Primitive, wordsOf, handleOf, definePrimitive } = require('./primitive');
 const { tracing, traceBlockingNow } = require('./diagnostics');
@@ -23,7 +24,7 @@ const { Permits } = require('./permits');
 const { runHolding } = require('./guard');
 
 const layout = native.semaphoreLayout;
-const { PERMITS_MASK, WAITERS_BIT, RESERVED_BIT, MAX_PERMITS, WORDS } = layout;
+const { PERMITS_MASK, WAITERS_BIT, HAND_OFF_BIT, MAX_PERMITS, WORDS } = layout;
 const SEMAPHORE = vocabulary({ what: 'semaphore', acquired: true, timedOut: false });
 const { ACQUIRED } = native.settled;
 
@@ -32,9 +33,10 @@ function validatePermits(value, name, min = 1) {
   return validateInteger(value, name, min, MAX_PERMITS);
 }
 
-// The word, after checking that it holds a value the semaphore can have written.
+// The word, after checking that it holds a value the semaphore can have written: permits are
+// only set aside for waiters while some are queued.
 function checked(word) {
-  if ((word & RESERVED_BIT) !== 0) throw corrupt('semaphore');
+  if ((word & (HAND_OFF_BIT | WAITERS_BIT)) === HAND_OFF_BIT) throw corrupt('semaphore');
   return word;
 }
 
@@ -92,8 +94,8 @@ class Semaphore extends Primitive {
     this.#take(n, Infinity);
   }
 
-  // Takes n permits if they are available within timeoutMs (0: only if available now, and
-  // nobody is queued for permits); true if taken.
+  // Takes n permits if they are available within timeoutMs (0: only if available now and not set
+  // aside for queued waiters); true if taken.
   tryAcquire(n = 1, timeoutMs = 0) {
     validatePermits(n, 'n');
     validateTimeout(timeoutMs, 'timeoutMs');
@@ -138,7 +140,7 @@ class Semaphore extends Primitive {
     return runHolding(this.acquirePermitsAsync(n, options), fn);
   }
 
-  // Returns n permits; queued waiters are granted them oldest first. Throws RangeError (and
+  // Returns n permits; the oldest queued waiters are woken for them. Throws RangeError (and
   // releases nothing) if the available permits would exceed Semaphore.MAX_PERMITS.
   release(n = 1) {
     validatePermits(n, 'n');
@@ -159,12 +161,12 @@ class Semaphore extends Primitive {
     return checked(Atomics.load(this.#word, 0)) & PERMITS_MASK;
   }
 
-  // The fast path: takes n permits if nobody is queued and enough are available.
+  // The fast path: takes n permits if enough are available and not set aside for the waiters.
   #tryTake(n) {
     let seen = Atomics.load(this.#word, 0);
     for (;;) {
       checked(seen);
-      if ((seen & WAITERS_BIT) !== 0 || (seen & PERMITS_MASK) < n) return false;
+      if ((seen & HAND_OFF_BIT) !== 0 || (seen & PERMITS_MASK) < n) return false;
       const witnessed = Atomics.compareExchange(this.#word, 0, seen, seen - n);
       if (witnessed === seen) return true;
       seen = witnessed;

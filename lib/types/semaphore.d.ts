@@ -1,11 +1,12 @@
-// Semaphore, a strictly FIFO counting semaphore.
+// Semaphore, an eventually fair counting semaphore.
 import { Primitive } from './primitive.js';
 import type { AsyncWaitOptions, Permits, SharedLocation } from './shared.js';
 
 /**
- * A strictly FIFO counting semaphore usable from any thread, blocking or with Promises. Once any
- * request is queued, newcomers queue behind it (no barging), and releases hand permits to the
- * oldest waiters directly, so a large request is never starved by small ones.
+ * An eventually fair counting semaphore usable from any thread, blocking or with Promises: a
+ * running thread may take released permits before a queued request (barging), bounded by the
+ * fairness interval (about 1 ms), after which permits are handed to the oldest waiters directly,
+ * so a large request is not starved by small ones.
  */
 export class Semaphore extends Primitive {
   /** Allocates its own shared memory holding `initialPermits` (default 0) permits. */
@@ -20,7 +21,7 @@ export class Semaphore extends Primitive {
   static readonly MAX_PERMITS: number;
   /** Blocks this thread until `n` (default 1) permits are granted to it. */
   acquire(n?: number): void;
-  /** Takes `n` permits if granted within timeoutMs (default 0: only if available now and nobody is queued). */
+  /** Takes `n` permits if granted within timeoutMs (default 0: only if available now and not set aside for queued waiters). */
   tryAcquire(n?: number, timeoutMs?: number): boolean;
   /** Never blocks; rejects with TimeoutError or `signal.reason`, having taken nothing. */
   acquireAsync(n?: number, options?: AsyncWaitOptions): Promise<void>;

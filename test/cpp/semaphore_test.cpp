@@ -1,7 +1,8 @@
 // Tests of the counting semaphore (semaphore.h) with real threads: the layout, bad counts and
-// corrupt words, strict FIFO grants (no barging, no starvation of large requests), waiters that
-// leave the head of the queue, abandoned grants, and stress runs checking that no more permits
-// are ever in use than exist and that timeouts and interrupts leak none.
+// corrupt words, FIFO hand-offs on fair turns and wake-ups to compete (barging) otherwise, both
+// pinned with FairnessOverride, no starvation of large requests, waiters that leave the head of
+// the queue, abandoned grants, and stress runs under every policy checking that no more permits
+// are ever in use than exist, that no wake-up is lost and that timeouts and interrupts leak none.
 #include "semaphore.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -23,13 +25,13 @@ namespace parklock {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::FairnessOverride;
 using testing::kWaitLimit;
+using testing::PromiseWait;
 using testing::ThreadGroup;
 using testing::WaitUntil;
 using testing::with_interrupt;
-using AcquireStatus = SemaphoreWord::AcquireStatus;
 using ReleaseStatus = SemaphoreWord::ReleaseStatus;
-using AsyncStep = SemaphoreWord::AsyncStep;
 
 // A deadline for acquires that should succeed: a lost wake-up then ends as kTimedOut, a readable
 // failure, instead of hanging the suite.
@@ -66,6 +68,18 @@ class PermitWaiter final : public Waiter {
   std::vector<WakeToken> tokens_;  // guarded by lock_
 };
 
+// Two Promise waits for one permit each, queued in this order.
+struct TwoQueuedWaits {
+  explicit TwoQueuedWaits(SemaphoreWord sem) : first_step(sem, 1), second_step(sem, 1) {
+    EXPECT_EQ(first.Start(), Outcome::kPending);
+    EXPECT_EQ(second.Start(), Outcome::kPending);
+  }
+  SemaphoreWord::AcquireStep first_step;
+  SemaphoreWord::AcquireStep second_step;
+  PromiseWait first{first_step};
+  PromiseWait second{second_step};
+};
+
 // A semaphore over raw memory, as the binding uses it over a SharedArrayBuffer.
 class SemaphoreWordTest : public ::testing::Test {
  protected:
@@ -83,10 +97,10 @@ class SemaphoreWordTest : public ::testing::Test {
   SemaphoreWord sem_{words_};
 };
 
-TEST_F(SemaphoreWordTest, LayoutKeepsBit30ReservedAndZeroMeansNoPermits) {
+TEST_F(SemaphoreWordTest, LayoutAndZeroMeansNoPermits) {
   EXPECT_EQ(SemaphoreWord::kBytes, 4u);
   EXPECT_EQ(static_cast<std::uint32_t>(SemaphoreWord::kWaitersBit), 0x80000000u);
-  EXPECT_EQ(SemaphoreWord::kReservedBit, 0x40000000);
+  EXPECT_EQ(SemaphoreWord::kHandOffBit, 0x40000000);
   EXPECT_EQ(SemaphoreWord::kMaxPermits, 0x3FFFFFFF);
   EXPECT_EQ(sem_.available(), 0);
   EXPECT_FALSE(sem_.waiters_queued());
@@ -121,24 +135,24 @@ TEST_F(SemaphoreWordTest, BadCountsAreRefusedWithoutTouchingTheWord) {
        {0, -1, SemaphoreWord::kMaxPermits + 1, std::numeric_limits<std::int32_t>::min()}) {
     SCOPED_TRACE(bad);
     EXPECT_FALSE(sem_.try_acquire(bad));
-    EXPECT_EQ(sem_.acquire(bad), AcquireStatus::kBadCount);
+    EXPECT_EQ(sem_.acquire(bad), Outcome::kCorrupt) << "refused, never waited on";
     EXPECT_EQ(sem_.release(bad), ReleaseStatus::kBadCount);
     PermitWaiter waiter(bad);
-    EXPECT_EQ(sem_.acquire_or_enqueue(waiter), AsyncStep::kBadCount);
+    EXPECT_EQ(sem_.acquire_or_enqueue(waiter), Outcome::kCorrupt);
   }
   ExpectIdleWith(5);
 }
 
 TEST_F(SemaphoreWordTest, CorruptWordIsReportedByEveryOperationAndNeverWaitedOn) {
-  for (const std::int32_t corrupt : {SemaphoreWord::kReservedBit, SemaphoreWord::kReservedBit | 7,
-                                     SemaphoreWord::kWaitersBit | SemaphoreWord::kReservedBit}) {
+  // Permits set aside for waiters while none is queued.
+  for (const std::int32_t corrupt : {SemaphoreWord::kHandOffBit, SemaphoreWord::kHandOffBit | 7}) {
     SCOPED_TRACE(corrupt);
     set_raw(corrupt);
     EXPECT_FALSE(sem_.try_acquire(1));
-    EXPECT_EQ(sem_.acquire(1), AcquireStatus::kCorrupt) << "no deadline: must not wait";
+    EXPECT_EQ(sem_.acquire(1), Outcome::kCorrupt) << "no deadline: must not wait";
     EXPECT_EQ(sem_.release(1), ReleaseStatus::kCorrupt);
     PermitWaiter waiter(1);
-    EXPECT_EQ(sem_.acquire_or_enqueue(waiter), AsyncStep::kCorrupt);
+    EXPECT_EQ(sem_.acquire_or_enqueue(waiter), Outcome::kCorrupt);
     EXPECT_EQ(raw(), corrupt) << "nothing is written to a corrupt word";
     EXPECT_EQ(queued(), 0u);
   }
@@ -147,24 +161,25 @@ TEST_F(SemaphoreWordTest, CorruptWordIsReportedByEveryOperationAndNeverWaitedOn)
 
 TEST_F(SemaphoreWordTest, TimedOutAcquireLeavesNoWaiterAndTakesNothing) {
   ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
-  EXPECT_EQ(sem_.acquire(3, Deadline::after_ms(5)), AcquireStatus::kTimedOut);
+  EXPECT_EQ(sem_.acquire(3, Deadline::after_ms(5)), Outcome::kTimedOut);
   ExpectIdleWith(2);
 }
 
 TEST_F(SemaphoreWordTest, ExpiredDeadlineStillTakesFreePermitsButNeverQueues) {
   ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
-  EXPECT_EQ(sem_.acquire_slow(2, Deadline::after_ms(0)), AcquireStatus::kAcquired);
-  EXPECT_EQ(sem_.acquire_slow(1, Deadline::after_ms(0)), AcquireStatus::kTimedOut);
+  EXPECT_EQ(sem_.acquire_slow(2, Deadline::after_ms(0)), Outcome::kAcquired);
+  EXPECT_EQ(sem_.acquire_slow(1, Deadline::after_ms(0)), Outcome::kTimedOut);
   ExpectIdleWith(0);
 }
 
 TEST_F(SemaphoreWordTest, ReleaseGrantsTheHeadOnlyOnceItsWholeRequestFitsThenTheNextInOrder) {
+  const FairnessOverride fair(parking_lot::FairnessForTesting::kAlways);
   PermitWaiter large(3);
   PermitWaiter small_a(1);
   PermitWaiter small_b(1);
-  ASSERT_EQ(sem_.acquire_or_enqueue(large), AsyncStep::kQueued);
-  ASSERT_EQ(sem_.acquire_or_enqueue(small_a), AsyncStep::kQueued);
-  ASSERT_EQ(sem_.acquire_or_enqueue(small_b), AsyncStep::kQueued);
+  ASSERT_EQ(sem_.acquire_or_enqueue(large), Outcome::kPending);
+  ASSERT_EQ(sem_.acquire_or_enqueue(small_a), Outcome::kPending);
+  ASSERT_EQ(sem_.acquire_or_enqueue(small_b), Outcome::kPending);
   EXPECT_TRUE(sem_.waiters_queued());
 
   ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
@@ -186,14 +201,18 @@ TEST_F(SemaphoreWordTest, ReleaseGrantsTheHeadOnlyOnceItsWholeRequestFitsThenThe
   ExpectIdleWith(2);
 }
 
-TEST_F(SemaphoreWordTest, NewcomersQueueBehindWaitersInsteadOfTakingFreePermits) {
+TEST_F(SemaphoreWordTest, NewcomersBargeUntilAFairTurnSetsThePermitsAsideForTheHead) {
+  const FairnessOverride fair(parking_lot::FairnessForTesting::kAlways);
   ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
   PermitWaiter large(5);
-  ASSERT_EQ(sem_.acquire_or_enqueue(large), AsyncStep::kQueued);
-  EXPECT_FALSE(sem_.try_acquire(1)) << "2 permits are free, but a waiter is queued";
-  EXPECT_EQ(sem_.acquire(1, Deadline::after_ms(1)), AcquireStatus::kTimedOut);
+  ASSERT_EQ(sem_.acquire_or_enqueue(large), Outcome::kPending);
+  EXPECT_TRUE(sem_.try_acquire(1)) << "no release has given the head its turn yet";
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+  EXPECT_EQ(raw(), SemaphoreWord::kWaitersBit | SemaphoreWord::kHandOffBit | 2);
+  EXPECT_FALSE(sem_.try_acquire(1)) << "2 permits are free, but set aside for the head";
+  EXPECT_EQ(sem_.acquire(1, Deadline::after_ms(1)), Outcome::kTimedOut);
   PermitWaiter newcomer(1);
-  ASSERT_EQ(sem_.acquire_or_enqueue(newcomer), AsyncStep::kQueued);
+  ASSERT_EQ(sem_.acquire_or_enqueue(newcomer), Outcome::kPending);
   EXPECT_EQ(sem_.available(), 2);
 
   ASSERT_EQ(sem_.release(3), ReleaseStatus::kReleased);
@@ -204,15 +223,59 @@ TEST_F(SemaphoreWordTest, NewcomersQueueBehindWaitersInsteadOfTakingFreePermits)
   ExpectIdleWith(0);
 }
 
-TEST_F(SemaphoreWordTest, CancelledHeadUnblocksTheSmallerWaitersBehindIt) {
+TEST_F(SemaphoreWordTest, OutsideFairTurnsAReleaseWakesTheHeadToCompeteAndRunningThreadsMayBarge) {
+  const FairnessOverride unfair(parking_lot::FairnessForTesting::kNever);
+  TwoQueuedWaits waits(sem_);
+  PromiseWait& first = waits.first;
+  PromiseWait& second = waits.second;
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+  ASSERT_TRUE(first.waiter().WaitForWakes(1));
+  EXPECT_EQ(first.waiter().last_token(), SemaphoreWord::kCompete);
+  EXPECT_EQ(raw(), SemaphoreWord::kWaitersBit | 1) << "released into the word, the bit still set";
+  EXPECT_TRUE(sem_.try_acquire(1)) << "a running thread takes it first";
+  EXPECT_EQ(first.Settle(), Outcome::kPending) << "lost the race: queued again, at the back";
+  EXPECT_EQ(queued(), 2u);
+
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+  EXPECT_EQ(second.Settle(), Outcome::kAcquired);
+  EXPECT_TRUE(sem_.waiters_queued());
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+  EXPECT_EQ(first.Settle(), Outcome::kAcquired);
   ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
+  ExpectIdleWith(2);
+}
+
+TEST_F(SemaphoreWordTest, OutsideFairTurnsAReleaseWakesAsManyAsItsPermitsCover) {
+  const FairnessOverride unfair(parking_lot::FairnessForTesting::kNever);
+  PermitWaiter a(1);
+  PermitWaiter b(2);
+  PermitWaiter c(1);
+  for (PermitWaiter* w : {&a, &b, &c}) ASSERT_EQ(sem_.acquire_or_enqueue(*w), Outcome::kPending);
+  ASSERT_EQ(sem_.release(3), ReleaseStatus::kReleased);
+  EXPECT_EQ(a.tokens(), std::vector<WakeToken>{SemaphoreWord::kCompete});
+  EXPECT_EQ(b.tokens(), std::vector<WakeToken>{SemaphoreWord::kCompete});
+  EXPECT_TRUE(c.tokens().empty()) << "3 permits cover the first two requests only";
+  EXPECT_EQ(raw(), SemaphoreWord::kWaitersBit | 3);
+  // The woken ones give up: what they were woken for goes to the one behind them.
+  sem_.abandon_wake(a.request(), a.tokens()[0]);
+  EXPECT_EQ(c.tokens(), std::vector<WakeToken>{SemaphoreWord::kCompete});
+  EXPECT_FALSE(sem_.waiters_queued()) << "the last one out of the queue clears the bit";
+  sem_.abandon_wake(b.request(), b.tokens()[0]);
+  sem_.abandon_wake(c.request(), c.tokens()[0]);
+  ExpectIdleWith(3);
+}
+
+TEST_F(SemaphoreWordTest, CancelledHeadUnblocksTheSmallerWaitersBehindIt) {
+  const FairnessOverride fair(parking_lot::FairnessForTesting::kAlways);
   PermitWaiter large(5);
   PermitWaiter small_a(1);
   PermitWaiter small_b(1);
   PermitWaiter too_big(3);
   for (PermitWaiter* w : {&large, &small_a, &small_b, &too_big}) {
-    ASSERT_EQ(sem_.acquire_or_enqueue(*w), AsyncStep::kQueued);
+    ASSERT_EQ(sem_.acquire_or_enqueue(*w), Outcome::kPending);
   }
+  ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
+  EXPECT_TRUE(small_a.tokens().empty()) << "set aside for the head";
   ASSERT_TRUE(sem_.cancel(large));
   EXPECT_TRUE(small_a.granted());
   EXPECT_TRUE(small_b.granted());
@@ -225,7 +288,7 @@ TEST_F(SemaphoreWordTest, CancelledHeadUnblocksTheSmallerWaitersBehindIt) {
 
 TEST_F(SemaphoreWordTest, TheLastWaiterLeavingClearsTheWaitersBitAsItLeaves) {
   PermitWaiter waiter(1);
-  ASSERT_EQ(sem_.acquire_or_enqueue(waiter), AsyncStep::kQueued);
+  ASSERT_EQ(sem_.acquire_or_enqueue(waiter), Outcome::kPending);
   ASSERT_TRUE(sem_.cancel(waiter));
   EXPECT_FALSE(sem_.waiters_queued()) << "no stale marker outlives the last waiter";
   ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
@@ -233,50 +296,54 @@ TEST_F(SemaphoreWordTest, TheLastWaiterLeavingClearsTheWaitersBitAsItLeaves) {
 }
 
 TEST_F(SemaphoreWordTest, InterruptedBlockingHeadUnblocksTheSmallerWaiterBehindIt) {
-  ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
+  const FairnessOverride fair(parking_lot::FairnessForTesting::kAlways);
   std::atomic<bool> stop{false};
   const auto stop_requested = [&] { return stop.load(); };
   const Interrupt interrupt{std::chrono::milliseconds(1), stop_requested};
-  AcquireStatus status = AcquireStatus::kAcquired;
+  Outcome status = Outcome::kAcquired;
   ThreadGroup threads;
   threads.Start([&] {
     status = with_interrupt(&interrupt, [&] { return sem_.acquire(5, Deadline::never()); });
   });
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
   PermitWaiter small(1);
-  ASSERT_EQ(sem_.acquire_or_enqueue(small), AsyncStep::kQueued);
+  ASSERT_EQ(sem_.acquire_or_enqueue(small), Outcome::kPending);
+  ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
+  EXPECT_TRUE(small.tokens().empty()) << "set aside for the head";
   stop = true;
   threads.JoinOrAbort();
-  EXPECT_EQ(status, AcquireStatus::kInterrupted);
+  EXPECT_EQ(status, Outcome::kInterrupted);
   EXPECT_TRUE(small.granted()) << "the interrupted head's leaving must grant the one behind it";
   ExpectIdleWith(1);
 }
 
 TEST_F(SemaphoreWordTest, TimedOutBlockingHeadUnblocksTheSmallerWaiterBehindIt) {
+  const FairnessOverride fair(parking_lot::FairnessForTesting::kAlways);
   // The small waiter queues behind the head if the head is still waiting, and takes the permit at
   // once if the head has timed out already: either way it gets it and nobody is left queued.
-  std::atomic<AcquireStatus> status{AcquireStatus::kAcquired};
+  std::atomic<Outcome> status{Outcome::kAcquired};
   ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
   ThreadGroup threads;
   threads.Start([&] { status = sem_.acquire(2, Deadline::after_ms(20)); });
-  ASSERT_TRUE(WaitUntil([&] { return queued() == 1 || status == AcquireStatus::kTimedOut; }));
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 1 || status == Outcome::kTimedOut; }));
   PermitWaiter small(1);
-  const AsyncStep step = sem_.acquire_or_enqueue(small);
+  const Outcome step = sem_.acquire_or_enqueue(small);
   threads.JoinOrAbort();
-  EXPECT_EQ(status, AcquireStatus::kTimedOut);
-  if (step == AsyncStep::kQueued) {
+  EXPECT_EQ(status, Outcome::kTimedOut);
+  if (step == Outcome::kPending) {
     ASSERT_TRUE(WaitUntil([&] { return small.granted(); }));
   } else {
-    EXPECT_EQ(step, AsyncStep::kAcquired);
+    EXPECT_EQ(step, Outcome::kAcquired);
   }
   ExpectIdleWith(0);
 }
 
 TEST_F(SemaphoreWordTest, AbandonedGrantGoesToTheNextWaiter) {
+  const FairnessOverride fair(parking_lot::FairnessForTesting::kAlways);
   PermitWaiter first(2);
   PermitWaiter second(2);
-  ASSERT_EQ(sem_.acquire_or_enqueue(first), AsyncStep::kQueued);
-  ASSERT_EQ(sem_.acquire_or_enqueue(second), AsyncStep::kQueued);
+  ASSERT_EQ(sem_.acquire_or_enqueue(first), Outcome::kPending);
+  ASSERT_EQ(sem_.acquire_or_enqueue(second), Outcome::kPending);
   ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
   ASSERT_TRUE(first.granted());
   EXPECT_FALSE(parking_lot::cancel(first)) << "already dequeued by the grant";
@@ -289,13 +356,14 @@ TEST_F(SemaphoreWordTest, AbandonedGrantGoesToTheNextWaiter) {
 }
 
 TEST_F(SemaphoreWordTest, BlockingWaitersAreGrantedInArrivalOrder) {
+  const FairnessOverride fair(parking_lot::FairnessForTesting::kAlways);
   std::mutex order_lock;
   std::vector<int> order;  // guarded by order_lock
   ThreadGroup threads;
   const std::array<std::int32_t, 3> requests = {3, 1, 2};
   for (std::size_t i = 0; i < requests.size(); ++i) {
     threads.Start([&, i] {
-      ASSERT_EQ(sem_.acquire(requests[i], HangGuard()), AcquireStatus::kAcquired);
+      ASSERT_EQ(sem_.acquire(requests[i], HangGuard()), Outcome::kAcquired);
       std::lock_guard<std::mutex> guard(order_lock);
       order.push_back(static_cast<int>(i));
     });
@@ -316,6 +384,61 @@ TEST_F(SemaphoreWordTest, BlockingWaitersAreGrantedInArrivalOrder) {
   }
   threads.JoinOrAbort();
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+  ExpectIdleWith(0);
+}
+
+TEST_F(SemaphoreWordTest, OneAcquireStepServesAPromiseWaitAndABlockingWait) {
+  SemaphoreWord::AcquireStep promise_step(sem_, 2);
+  PromiseWait promise(promise_step);
+  ASSERT_EQ(promise.Start(), Outcome::kPending);
+  std::atomic<Outcome> blocking{Outcome::kPending};
+  ThreadGroup threads;
+  threads.Start([&] {
+    SemaphoreWord::AcquireStep step(sem_, 1);
+    blocking = wait_blocking(step, HangGuard());
+  });
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 2; }));
+  ASSERT_EQ(sem_.release(2), ReleaseStatus::kReleased);
+  ASSERT_EQ(promise.Settle(), Outcome::kAcquired);
+  EXPECT_EQ(sem_.available(), 0);
+  EXPECT_EQ(blocking.load(), Outcome::kPending);
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+  threads.JoinOrAbort();
+  EXPECT_EQ(blocking.load(), Outcome::kAcquired);
+  ASSERT_EQ(sem_.release(3), ReleaseStatus::kReleased);
+  ExpectIdleWith(3);
+}
+
+TEST_F(SemaphoreWordTest, APromiseWaitCancelledAsItIsWokenPassesThePermitsOn) {
+  TwoQueuedWaits waits(sem_);
+  PromiseWait& first = waits.first;
+  PromiseWait& second = waits.second;
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+  // Dequeued by the release, so the abort comes too late to take it out: what it was woken for
+  // must reach the wait behind it.
+  EXPECT_EQ(first.Cancel(), Outcome::kCancelled);
+  ASSERT_EQ(second.Settle(), Outcome::kAcquired);
+  EXPECT_EQ(sem_.available(), 0);
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+  ExpectIdleWith(1);
+}
+
+TEST_F(SemaphoreWordTest, ABlockingStepTimesOutOrIsGrantedAndLeavesNothingQueued) {
+  SemaphoreWord::AcquireStep too_late(sem_, 1);
+  EXPECT_EQ(wait_blocking(too_late, Deadline::after_ms(2)), Outcome::kTimedOut);
+  ExpectIdleWith(0);
+  std::atomic<Outcome> blocking{Outcome::kPending};
+  ThreadGroup threads;
+  threads.Start([&] {
+    SemaphoreWord::AcquireStep step(sem_, 2);
+    blocking = wait_blocking(step, HangGuard());
+  });
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+  EXPECT_EQ(blocking.load(), Outcome::kPending) << "1 of the 2 it asks for";
+  ASSERT_EQ(sem_.release(1), ReleaseStatus::kReleased);
+  threads.JoinOrAbort();
+  EXPECT_EQ(blocking.load(), Outcome::kAcquired);
   ExpectIdleWith(0);
 }
 
@@ -351,9 +474,79 @@ TEST(SemaphoreTest, NeverMoreInUseThanPermitsAndEveryAcquireIsMatched) {
   EXPECT_EQ(sem.available(), kPermits);
 }
 
+// Threads taking 1 or 2 of 3 permits under `fairness`, through a Promise step driven on the
+// thread itself, or blocking with deadlines short enough to race the wake-ups, or with an
+// interrupt that fires every third poll: never more in use than exist, every thread finishes (no
+// lost wake-up), and a waiter giving up as it is woken passes on what it was woken for, so all
+// permits are back at the end with nobody queued and the bits clear.
+void StressUnder(parking_lot::FairnessForTesting fairness) {
+  const FairnessOverride policy(fairness);
+  constexpr std::int32_t kPermits = 3;
+  constexpr int kIterations = 1500;
+  alignas(SemaphoreWord::kAlign) std::int32_t raw = kPermits;
+  SemaphoreWord sem(&raw);
+  std::atomic<std::int32_t> in_use{0};
+  std::atomic<bool> over_limit{false};
+  std::atomic<std::int64_t> acquired{0};
+  ThreadGroup threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.Start([&, t] {
+      int polls = 0;
+      const auto every_third_poll = [&] { return ++polls % 3 == 0; };
+      const Interrupt interrupt{std::chrono::microseconds(20), every_third_poll};
+      for (int i = 0; i < kIterations; ++i) {
+        const std::int32_t n = 1 + (i + t) % 2;
+        Outcome outcome;
+        if (t % 3 == 0) {
+          SemaphoreWord::AcquireStep step(sem, n);
+          PromiseWait wait(step);
+          outcome = wait.Start();
+          while (outcome == Outcome::kPending) {
+            const std::optional<Outcome> settled = wait.Settle();
+            ASSERT_TRUE(settled.has_value()) << "a wake-up was lost";
+            outcome = *settled;
+          }
+        } else if (t % 3 == 1) {
+          outcome = sem.acquire(n, Deadline::after_ms((i % 4) * 0.05));  // 0 to 150 us
+        } else {
+          outcome = with_interrupt(&interrupt, [&] { return sem.acquire(n, HangGuard()); });
+        }
+        if (outcome != Outcome::kAcquired) {
+          ASSERT_EQ(outcome, t % 3 == 1 ? Outcome::kTimedOut : Outcome::kInterrupted);
+          ASSERT_NE(t % 3, 0) << "a Promise wait without a cancel always succeeds";
+          continue;
+        }
+        if (in_use.fetch_add(n) + n > kPermits) over_limit = true;
+        ++acquired;
+        if (i % 16 == 0) std::this_thread::yield();
+        in_use.fetch_sub(n);
+        ASSERT_EQ(sem.release(n), ReleaseStatus::kReleased);
+      }
+    });
+  }
+  threads.JoinOrAbort();
+  EXPECT_FALSE(over_limit.load());
+  EXPECT_GE(acquired.load(), 2 * kIterations) << "every Promise wait succeeded";
+  EXPECT_EQ(atomic_ref<std::int32_t>(raw).load(), kPermits) << "all permits back, bits clear";
+  EXPECT_EQ(parking_lot::queued_count(&raw), 0u);
+}
+
+TEST(SemaphoreTest, StressWithHandOffsOnly) {
+  StressUnder(parking_lot::FairnessForTesting::kAlways);
+}
+
+TEST(SemaphoreTest, StressWithBargingOnly) {
+  StressUnder(parking_lot::FairnessForTesting::kNever);
+}
+
+TEST(SemaphoreTest, StressWithTheFairnessTimer) {
+  StressUnder(parking_lot::FairnessForTesting::kTimer);
+}
+
 TEST(SemaphoreTest, LargeRequestsCompleteWhileSmallOnesKeepComing) {
-  // Without FIFO grants, the small requests (each releasing right after acquiring) would keep
-  // at least one permit taken almost all the time, and acquire(kPermits) could wait forever.
+  // With barging alone, the small requests (each releasing right after acquiring) would keep at
+  // least one permit taken almost all the time, and acquire(kPermits) could wait forever: the
+  // fairness timer's turns set the permits aside for it.
   constexpr std::int32_t kPermits = 4;
   Semaphore sem(kPermits);
   std::atomic<bool> done{false};
@@ -378,53 +571,6 @@ TEST(SemaphoreTest, LargeRequestsCompleteWhileSmallOnesKeepComing) {
   });
   threads.JoinOrAbort();
   EXPECT_EQ(sem.available(), kPermits);
-}
-
-TEST(SemaphoreTest, TimeoutsAndInterruptsRacingGrantsLeakNoPermits) {
-  // Waiters that give up while a release is granting to them must give the permits back; one
-  // granted and lost would leave fewer than kPermits at the end (or a plain acquire hung).
-  constexpr std::int32_t kPermits = 2;
-  constexpr int kIterations = 1500;
-  alignas(SemaphoreWord::kAlign) std::int32_t raw = kPermits;
-  SemaphoreWord sem(&raw);
-  std::atomic<std::int32_t> in_use{0};
-  std::atomic<bool> over_limit{false};
-  ThreadGroup threads;
-  for (int t = 0; t < 6; ++t) {
-    threads.Start([&, t] {
-      int polls = 0;
-      const auto every_third_poll = [&] { return ++polls % 3 == 0; };
-      const Interrupt interrupt{std::chrono::microseconds(20), every_third_poll};
-      for (int i = 0; i < kIterations; ++i) {
-        const std::int32_t n = 1 + (i + t) % 2;
-        AcquireStatus status;
-        switch (t % 3) {
-          case 0:
-            status = sem.acquire(n, Deadline::after_ms((i % 4) * 0.05));  // 0 to 150 us
-            break;
-          case 1:
-            status = with_interrupt(&interrupt, [&] { return sem.acquire(n, HangGuard()); });
-            break;
-          default:
-            status = sem.acquire(n, HangGuard());
-            break;
-        }
-        if (status != AcquireStatus::kAcquired) {
-          ASSERT_TRUE(status == AcquireStatus::kTimedOut || status == AcquireStatus::kInterrupted)
-              << static_cast<int>(status);
-          continue;
-        }
-        if (in_use.fetch_add(n) + n > kPermits) over_limit = true;
-        if (i % 16 == 0) std::this_thread::yield();
-        in_use.fetch_sub(n);
-        ASSERT_EQ(sem.release(n), ReleaseStatus::kReleased);
-      }
-    });
-  }
-  threads.JoinOrAbort();
-  EXPECT_FALSE(over_limit.load());
-  EXPECT_EQ(atomic_ref<std::int32_t>(raw).load(), kPermits) << "all permits back, bit clear";
-  EXPECT_EQ(parking_lot::queued_count(&raw), 0u);
 }
 
 TEST(SemaphoreTest, TryAcquireForTimesOutOrIsGrantedByARelease) {

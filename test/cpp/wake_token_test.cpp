@@ -24,7 +24,7 @@ TEST(WakeTokenTest, NoTwoPrimitivesShareATokenRange) {
       {"rwlock",
        {RwLockWords::kGrantedShared, RwLockWords::kGrantedExclusive,
         RwLockWords::kGrantedUpgradable, RwLockWords::kUpgradeReady}},
-      {"semaphore", {SemaphoreWord::kGranted}},
+      {"semaphore", {SemaphoreWord::kGranted, SemaphoreWord::kCompete}},
       {"futex", {futex::kNotified}},
       {"once", {OnceWord::kFinished, OnceWord::kHandedOff}},
   };
