@@ -33,6 +33,7 @@ const SCENARIOS = [
   'memory',
   'condition_requeue',
   'rwlock_read',
+  'rwlock_write',
   'semaphore',
   'diagnostics_cost',
 ];

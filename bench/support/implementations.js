@@ -128,6 +128,17 @@ const IMPLEMENTATIONS = {
       return { lock: () => rwlock.lockShared(), unlock: () => rwlock.unlockShared() };
     },
   },
+  'parklock-write': {
+    label: 'parklock RWLock, write side',
+    sync: true,
+    async: false,
+    crossThread: true,
+    create: paddedBuffer,
+    openSync({ buffer, byteOffset }) {
+      const rwlock = new (parklock().RWLock)(buffer, byteOffset);
+      return { lock: () => rwlock.lock(), unlock: () => rwlock.unlock() };
+    },
+  },
   'parklock-semaphore': semaphoreImplementation('parklock Semaphore', () => parklock().Semaphore),
   'js-semaphore': semaphoreImplementation('pure-JS semaphore', () => JsSemaphore),
   'async-mutex': {

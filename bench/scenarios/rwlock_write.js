@@ -1,0 +1,20 @@
+'use strict';
+// RWLock write contention: 1, 2, 4, 8 workers (16 on a machine with that many cores) taking the
+// write side of one RWLock in a loop, the critical section only incrementing the protected
+// counter, beside parklock's Mutex over the same sections. The Mutex lets running threads barge
+// between fair turns; the RWLock hands the lock to its oldest waiter on every contended release,
+// so each acquisition there costs a wake-up: the gap between the two rows is that policy's price.
+const { measureContended, CONTENDED_METRICS } = require('../support/contended');
+const { workerCounts } = require('../support/worker_counts');
+
+module.exports = {
+  title: 'RWLock write contention, tiny critical section (counter++)',
+  implementations: ['parklock-write', 'parklock'],
+  params: () => workerCounts(),
+  paramLabel: 'workers',
+  metrics: CONTENDED_METRICS,
+  timeLimitMs: () => 35_000,
+
+  measure: ({ impl, param, quick }) =>
+    measureContended({ impl, workers: param, steps: 0, durationMs: quick ? 150 : 500, batch: 32 }),
+};
