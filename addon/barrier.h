@@ -60,17 +60,14 @@
 #include "atomic_ref.h"
 #include "deadline.h"
 #include "futex.h"
+#include "int32_words.h"
 #include "parking_lot.h"
 #include "wait_step.h"
 
 namespace parklock {
 
-class BarrierWord {
+class BarrierWord : public Int32Words<2> {
  public:
-  // Layout constants, exported to JavaScript by the binding.
-  static constexpr std::size_t kWordCount = 2;
-  static constexpr std::size_t kBytes = kWordCount * sizeof(std::int32_t);
-  static constexpr std::size_t kAlign = alignof(std::int32_t);
   static constexpr std::size_t kStateIndex = 0;
   static constexpr std::size_t kPartiesIndex = 1;
   static constexpr int kGenerationShift = 16;

@@ -34,18 +34,15 @@
 
 #include "atomic_ref.h"
 #include "deadline.h"
+#include "int32_words.h"
 #include "mutex.h"
 #include "parking_lot.h"
 #include "wait_step.h"
 
 namespace parklock {
 
-class ConditionWord {
+class ConditionWord : public Int32Words<1> {
  public:
-  static constexpr std::size_t kWordCount = 1;
-  static constexpr std::size_t kBytes = kWordCount * sizeof(std::int32_t);
-  static constexpr std::size_t kAlign = alignof(std::int32_t);
-
   enum Hint : std::int32_t { kNoWaiters = 0, kMayHaveWaiters = 1 };
 
   // The token of a notification; distinct from every MutexWord::Wake token, because a requeued

@@ -39,17 +39,14 @@
 #include "atomic_ref.h"
 #include "deadline.h"
 #include "futex.h"
+#include "int32_words.h"
 #include "parking_lot.h"
 #include "wait_step.h"
 
 namespace parklock {
 
-class LatchWord {
+class LatchWord : public Int32Words<1> {
  public:
-  // Layout constants, exported to JavaScript by the binding.
-  static constexpr std::size_t kWordCount = 1;
-  static constexpr std::size_t kBytes = kWordCount * sizeof(std::int32_t);
-  static constexpr std::size_t kAlign = alignof(std::int32_t);
   static constexpr std::size_t kCountIndex = 0;
   static constexpr std::int32_t kMaxCount = std::numeric_limits<std::int32_t>::max();
 

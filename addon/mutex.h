@@ -55,8 +55,10 @@
 
 #include "atomic_ref.h"
 #include "deadline.h"
+#include "int32_words.h"
 #include "lock_wait.h"
 #include "parking_lot.h"
+#include "thread_field.h"
 #include "thread_id.h"
 #include "wait_step.h"
 
@@ -69,16 +71,12 @@ struct LockTerms {
   bool notified = false;
 };
 
-class MutexWord {
+class MutexWord : public Int32Words<1> {
  public:
-  // Layout constants, exported to JavaScript by the binding.
-  static constexpr std::size_t kWordCount = 1;
-  static constexpr std::size_t kBytes = kWordCount * sizeof(std::int32_t);
-  static constexpr std::size_t kAlign = alignof(std::int32_t);
-  static constexpr int kOwnerShift = 2;
-  static constexpr std::int32_t kStateMask = (1 << kOwnerShift) - 1;
-  // ThreadIds at or above this do not fit in the owner field.
-  static constexpr ThreadId kOwnerLimit = ThreadId{1} << (31 - kOwnerShift);
+  using OwnerField = ThreadField<2>;
+  static constexpr int kOwnerShift = OwnerField::kShift;
+  static constexpr std::int32_t kStateMask = OwnerField::kStateMask;
+  static constexpr ThreadId kOwnerLimit = OwnerField::kLimit;
 
   enum State : std::int32_t { kUnlocked = 0, kLocked = 1, kLockedParked = 2 };
 
@@ -94,13 +92,13 @@ class MutexWord {
   enum class UnlockStatus { kUnlocked, kNotOwner, kCorrupt };
 
   static constexpr std::int32_t held_by(ThreadId thread, State state) noexcept {
-    return static_cast<std::int32_t>(thread << kOwnerShift) | state;
+    return OwnerField::pack(thread, state);
   }
   static constexpr State state_of(std::int32_t word) noexcept {
-    return static_cast<State>(word & kStateMask);
+    return static_cast<State>(OwnerField::state_bits(word));
   }
   static constexpr ThreadId owner_of(std::int32_t word) noexcept {
-    return static_cast<ThreadId>(static_cast<std::uint32_t>(word) >> kOwnerShift);
+    return OwnerField::thread_of(word);
   }
 
   explicit MutexWord(std::int32_t* word) noexcept : word_(word) {}

@@ -39,20 +39,19 @@
 #include <cstdint>
 
 #include "atomic_ref.h"
+#include "int32_words.h"
 #include "parking_lot.h"
+#include "thread_field.h"
 #include "thread_id.h"
 #include "wait_step.h"
 
 namespace parklock {
 
-class OnceWord {
+class OnceWord : public Int32Words<1> {
  public:
-  // Layout constants, exported to JavaScript by the binding.
-  static constexpr std::size_t kWordCount = 1;
-  static constexpr std::size_t kBytes = kWordCount * sizeof(std::int32_t);
-  static constexpr std::size_t kAlign = alignof(std::int32_t);
-  static constexpr int kRunnerShift = 2;
-  static constexpr std::int32_t kStateMask = (1 << kRunnerShift) - 1;
+  using RunnerField = ThreadField<2>;
+  static constexpr int kRunnerShift = RunnerField::kShift;
+  static constexpr std::int32_t kStateMask = RunnerField::kStateMask;
 
   enum State : std::int32_t { kNotDone = 0, kDone = 1, kRunning = 2, kRunningParked = 3 };
 
@@ -65,13 +64,13 @@ class OnceWord {
   enum class FinishStatus { kFinished, kNotRunner, kCorrupt };
 
   static constexpr std::int32_t run_by(ThreadId thread, State state) noexcept {
-    return static_cast<std::int32_t>(thread << kRunnerShift) | state;
+    return RunnerField::pack(thread, state);
   }
   static constexpr State state_of(std::int32_t word) noexcept {
-    return static_cast<State>(word & kStateMask);
+    return static_cast<State>(RunnerField::state_bits(word));
   }
   static constexpr ThreadId runner_of(std::int32_t word) noexcept {
-    return static_cast<ThreadId>(static_cast<std::uint32_t>(word) >> kRunnerShift);
+    return RunnerField::thread_of(word);
   }
 
   // The runner a word names (kNoThread if nobody runs).

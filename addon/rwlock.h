@@ -99,6 +99,7 @@
 #include "atomic_ref.h"
 #include "deadline.h"
 #include "function_ref.h"
+#include "int32_words.h"
 #include "lock_wait.h"
 #include "parking_lot.h"
 #include "thread_id.h"
@@ -106,12 +107,8 @@
 
 namespace parklock {
 
-class RwLockWords {
+class RwLockWords : public Int32Words<2> {
  public:
-  // Layout constants, exported to JavaScript by the binding.
-  static constexpr std::size_t kWordCount = 2;
-  static constexpr std::size_t kBytes = kWordCount * sizeof(std::int32_t);
-  static constexpr std::size_t kAlign = alignof(std::int32_t);
   static constexpr std::size_t kStateIndex = 0;
   static constexpr std::size_t kOwnerIndex = 1;
   static constexpr std::int32_t kWriter = 1;

@@ -62,17 +62,14 @@
 #include "atomic_ref.h"
 #include "deadline.h"
 #include "function_ref.h"
+#include "int32_words.h"
 #include "parking_lot.h"
 #include "wait_step.h"
 
 namespace parklock {
 
-class SemaphoreWord {
+class SemaphoreWord : public Int32Words<1> {
  public:
-  // Layout constants, exported to JavaScript by the binding.
-  static constexpr std::size_t kWordCount = 1;
-  static constexpr std::size_t kBytes = kWordCount * sizeof(std::int32_t);
-  static constexpr std::size_t kAlign = alignof(std::int32_t);
   static constexpr std::int32_t kWaitersBit = std::numeric_limits<std::int32_t>::min();  // bit 31
   static constexpr std::int32_t kHandOffBit = std::int32_t{1} << 30;
   static constexpr std::int32_t kPermitsMask = kHandOffBit - 1;
