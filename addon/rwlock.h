@@ -86,8 +86,8 @@
 // so is an upgrade while this thread also holds a plain read lock. For the same reason
 // unlock_shared() can only refuse a release when no reader at all holds the lock.
 //
-// JavaScript runs the fast paths itself with Atomics on the same words (lib/rwlock.js), using the
-// layout constants the binding exports.
+// JavaScript runs the fast paths itself with Atomics on the same words (lib/rwlock.js, its word
+// steps in lib/rwlock_words.js), using the layout constants the binding exports.
 #pragma once
 
 #include <atomic>
