@@ -165,6 +165,14 @@ void deliver_all(const Woken& woken) {
   for (auto [waiter, token] : woken) ParkingLotAccess::deliver(*waiter, token);
 }
 
+void deliver_or_defer(const Woken& woken, parking_lot::Wakeups* deferred) {
+  if (deferred != nullptr) {
+    deferred->insert(deferred->end(), woken.begin(), woken.end());
+  } else {
+    deliver_all(woken);
+  }
+}
+
 }  // namespace
 
 namespace parking_lot {
@@ -194,11 +202,7 @@ bool cancel(Waiter& waiter, FunctionRef<const Grant*(const void* key)> on_leave_
     ParkingLotAccess::remove(bucket, waiter);
     if (const Grant* grant = on_leave_for(key)) run_grant(bucket, key, *grant, woken);
     guard.unlock();
-    if (deferred != nullptr) {
-      deferred->insert(deferred->end(), woken.begin(), woken.end());
-    } else {
-      deliver_all(woken);
-    }
+    deliver_or_defer(woken, deferred);
     return true;
   }
 }
@@ -294,14 +298,14 @@ std::size_t unpark_some(const void* address, std::size_t count, WakeToken token)
   return woken;
 }
 
-std::size_t unpark_filter(const void* key, const Grant& grant) {
+std::size_t unpark_filter(const void* key, const Grant& grant, Wakeups* deferred) {
   Bucket& bucket = bucket_for(key);
   Woken woken;
   {
     std::lock_guard<std::mutex> guard(bucket.lock);
     run_grant(bucket, key, grant, woken);
   }
-  deliver_all(woken);
+  deliver_or_defer(woken, deferred);
   return woken.size();
 }
 

@@ -253,8 +253,9 @@ UnparkInfo unpark_one(const void* key, FunctionRef<WakeToken(const UnparkInfo&)>
 // Wakes up to `count` waiters for `key` in FIFO order, each with `token`; returns how many.
 std::size_t unpark_some(const void* key, std::size_t count, WakeToken token);
 
-// Runs `grant` over the waiters of `key` (see Grant) and wakes those granted; returns how many.
-std::size_t unpark_filter(const void* key, const Grant& grant);
+// Runs `grant` over the waiters of `key` (see Grant) and wakes those granted, or appends their
+// wake-ups to `deferred` (as for cancel()); returns how many.
+std::size_t unpark_filter(const void* key, const Grant& grant, Wakeups* deferred = nullptr);
 
 // What requeue() should do, decided under both bucket locks from how many wait on `from`.
 struct RequeueDecision {

@@ -1,9 +1,77 @@
+// The RWLock protocol over the words laid out in rwlock.h.
+//
+// Who writes what:
+//   - A newcomer acquires only when the parked bit is clear: a writer by CAS 0 -> writer and then
+//     storing its id in the owner word; a reader by CAS adding one reader while there is no
+//     writer and no drain; an upgradable reader by CAS adding the upgradable bit and one reader
+//     while there is no writer, no drain and no upgradable holder, and then storing its id. So
+//     once anybody waits, readers stop barging in and a writer cannot be starved.
+//   - A thread that must wait sets the parked bit (CAS) and parks while the word still reads
+//     "held, parked" (checked under the bucket lock).
+//   - A named holder (writer or upgradable) releases by clearing the owner word FIRST and then
+//     CAS its bits away, so a holder that acquires right after never has its id overwritten. A
+//     reader releases by CAS subtracting one reader; the last reader of a parked lock, and every
+//     reader during a drain, take the slow path.
+//   - The release of a parked lock runs under the bucket lock and hands the lock over in FIFO
+//     order (parking_lot::unpark_filter): the oldest waiter if it is a writer, or the run of
+//     readers at the head of the queue up to the first writer, which may include one upgradable
+//     reader if none holds the lock (the owner word is set for a named holder). A writer at the
+//     head is granted the lock if it is free, and otherwise, beside plain readers only, the drain
+//     (kGrantedDrain): it becomes the draining writer and waits on the drain key. The state word
+//     is updated for them before they wake, and the parked bit is kept exactly when waiters
+//     remain: every wake-up is a grant, never a race to re-acquire.
+//   - A waiter that leaves the queue without a grant (timeout, interrupt, cancelled async wait)
+//     runs the same grant step with nothing released, in the critical section of its departure
+//     (parking_lot::Grant): it clears a parked bit nobody needs any more and grants the new head
+//     of the queue what is now grantable.
+//
+// Why a grant never acts on a stale word. It decides under the bucket lock, and what can change
+// the word outside that lock meanwhile never undoes a decision: a plain reader leaving on the fast
+// path (a writer refused beside readers was given the drain, which holds for any number of
+// readers, none included), a newcomer setting the parked bit, and, while the draining bit is set
+// (which refuses every grant), the readers leaving and the draining writer taking the lock.
+//
+// The drain. At most one writer drains: the upgradable holder turning its hold into the write
+// lock, or the writer granted the drain. No writer can come between (it would need a free lock)
+// and no reader joins: it waits only for the read holds already there. Its key is the owner word
+// (drain_key()); the reader release that leaves it with the readers it waits for (its own hold,
+// for the upgrader; none, for the other) wakes it (kReadersLeft), and it takes the lock with one
+// CAS. The upgrader sets the draining bit itself; while the parked bit is set that CAS runs under
+// the bucket lock, so that no grant admits readers behind it. A grant gives the drain only where
+// no upgradable hold is, so the two never meet. A draining writer that gives up clears the bit and,
+// in the same step, grants the waiters it kept out.
+//
+// Owner death (owner_death.h), named holders only. A state with the writer bit whose owner word
+// names a thread that has ended is still held: nothing else could tell the next holder that the
+// data may be half-updated. Whoever finds it on the slow path, in any mode, takes it over and
+// reports kOwnerDied: a writer or upgradable reader by one CAS of the owner word ended -> self; a
+// reader by one CAS of the owner word ended -> 0, which alone makes it the claimant (no writer
+// can take a state with the writer bit, and nobody else writes the owner word of a held lock);
+// then a reader or an upgradable reader turns the writer bit into its read hold, keeping the
+// parked bit. Every claim CASes the owner word, so exactly one thread takes over. With waiters
+// queued when the thread ends, recover_from_ended_owner() claims the owner word the same way and
+// releases the write hold to the oldest waiters, the first of which gets a grant carrying the
+// ended owner; if the queue emptied meanwhile, the writer bit stays and the owner word names the
+// ended thread again, for the next acquirer to find. A writer that gives such a grant away puts
+// the ended owner back and recovers again, so the report is never lost (a reader giving one away
+// just releases its hold). An upgradable read hold whose thread ended is released (a read hold
+// changed nothing), by whoever finds it on the slow path or by the end of that thread. Plain read
+// holds are not recorded per thread, so a reader that ends holding one is not detected.
+//
+// Self-deadlock: any blocking acquisition by the thread holding the write lock or the upgradable
+// read lock is refused (kAlreadyHeld) where it would have to wait, also when one of its own
+// asynchronous waits is granted the write lock while the thread blocks waiting for it (a blocked
+// wait in a thread with an interrupt watches for that). lock() while this thread holds a plain
+// read lock waits forever and is NOT detected: readers are counted, not recorded per thread; and
+// so is an upgrade while this thread also holds a plain read lock. For the same reason
+// unlock_shared() can only refuse a release when no reader at all holds the lock.
 #include "rwlock.h"
 
 #include <optional>
 
 #include "lock_wait.h"
 #include "owner_death.h"
+#include "rwlock_steps.h"
 #include "spin.h"
 
 namespace parklock {
@@ -113,6 +181,24 @@ void RwLockWords::recover_from_ended_owner(const void* address, ThreadId ended) 
   lock.release_and_grant(kWriter, ended);
 }
 
+RwLockWords::UnlockStatus RwLockWords::release_write(ThreadId self, std::int32_t keep) noexcept {
+  const std::int32_t seen = state().load(std::memory_order_relaxed);
+  if (owner().load(std::memory_order_relaxed) != self) {
+    return is_corrupt(seen) ? UnlockStatus::kCorrupt : UnlockStatus::kNotOwner;
+  }
+  // Named as the upgradable reader: a read hold, not the write lock.
+  if ((seen & kUpgradable) != 0 && !is_corrupt(seen)) return UnlockStatus::kNotOwner;
+  // Named as the writer by a state without a writer: left as found, for diagnosis.
+  if ((seen & kWriter) == 0 || is_corrupt(seen)) return UnlockStatus::kCorrupt;
+  owner().store(kNoThread, std::memory_order_relaxed);
+  std::int32_t expected = kWriter;
+  if (state().compare_exchange_strong(expected, keep, std::memory_order_release,
+                                      std::memory_order_relaxed)) {
+    return UnlockStatus::kUnlocked;
+  }
+  return keep == 0 ? release_exclusive_slow() : release_parked_downgrade();
+}
+
 RwLockWords::UnlockStatus RwLockWords::release_exclusive_slow() noexcept {
   for (;;) {
     std::int32_t seen = state().load(std::memory_order_relaxed);
@@ -148,12 +234,12 @@ RwLockWords::UnlockStatus RwLockWords::unlock_shared_slow() noexcept {
     if ((seen & kWriter) != 0 || readers_of(seen) == 0) return UnlockStatus::kNotOwner;
     // The only read hold left is the upgradable one, which unlock_upgradable() releases.
     if (readers_of(seen) == 1 && (seen & kUpgradable) != 0) return UnlockStatus::kNotOwner;
-    if (readers_of(seen) == 1 && (seen & kParked) != 0) break;
+    // During a drain nothing is granted: the lock goes to the draining writer.
+    if (readers_of(seen) == 1 && (seen & (kParked | kDraining)) == kParked) break;
     if (state().compare_exchange_weak(seen, seen - kOneReader, std::memory_order_release,
                                       std::memory_order_relaxed)) {
-      // The upgrader waits for the readers beside it; this release left it alone.
-      if ((seen & kUpgrading) != 0 && readers_of(seen) == 2) {
-        parking_lot::unpark_some(upgrade_key(), 1, kUpgradeReady);
+      if ((seen & kDraining) != 0 && readers_of(seen) == drained_readers(seen) + 1) {
+        parking_lot::unpark_some(drain_key(), 1, kReadersLeft);
       }
       return UnlockStatus::kUnlocked;
     }
@@ -165,29 +251,22 @@ RwLockWords::UnlockStatus RwLockWords::unlock_shared_slow() noexcept {
   return UnlockStatus::kUnlocked;
 }
 
-void RwLockWords::release_and_grant(std::int32_t released, ThreadId ended) noexcept {
-  const auto unpark = [this](const parking_lot::Grant& grant) {
-    parking_lot::unpark_filter(address(), grant);
-  };
-  while (!with_release_grant(released, ended, unpark)) {
-  }
+void RwLockWords::release_and_grant(std::int32_t released, ThreadId ended,
+                                    parking_lot::Wakeups* deferred) noexcept {
+  with_release_grant(released, ended, [&](const parking_lot::Grant& grant) {
+    parking_lot::unpark_filter(address(), grant, deferred);
+  });
 }
 
-bool RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
+void RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
                                      FunctionRef<void(const parking_lot::Grant&)> run) noexcept {
-  // Decisions are taken on the word as first read under the bucket lock. With waiters queued the
-  // parked bit is set, so the only concurrent change is a plain reader releasing on the fast
-  // path, which it does only while it is not the last reader: the word only loses readers, and
-  // the final update re-reads it. That can undo a decision in one case. The caller's own hold is
-  // still counted while the step decides, so every other reader may leave on the fast path
-  // meanwhile; the writer at the head, refused beside them, would then be left queued behind a
-  // free lock (the word "parked" alone, corrupt) with nobody to release it. Rather than that, the
-  // step changes nothing and reports it: the caller, still holding what it was releasing, runs it
-  // again, on a word whose other readers are gone.
+  // Decided on the word as first read under the bucket lock (see "Why a grant never acts on a
+  // stale word" above); the final update re-reads it.
   std::optional<std::uint32_t> free_of_us;  // the state without the parked bit and `released`
   std::uint32_t granted_readers = 0;        // the upgradable reader included
   ThreadId granted_writer = kNoThread;
   ThreadId granted_upgrader = kNoThread;
+  bool granted_drain = false;
   const auto without_us = [&](std::int32_t word) {
     return (static_cast<std::uint32_t>(word) & ~static_cast<std::uint32_t>(kParked)) -
            static_cast<std::uint32_t>(released);
@@ -200,20 +279,21 @@ bool RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
   const auto grant = [&](std::int64_t request) -> std::optional<WakeToken> {
     if (!free_of_us) free_of_us = without_us(state().load(std::memory_order_relaxed));
     const std::uint32_t base = *free_of_us;
-    if (granted_writer != kNoThread) return std::nullopt;
+    if (granted_writer != kNoThread || granted_drain || (base & (kWriter | kDraining)) != 0) {
+      return std::nullopt;
+    }
     const bool reader_fits =
         (base >> kReaderShift) + granted_readers < static_cast<std::uint32_t>(kMaxReaders);
     if (request == kSharedRequest) {
-      // Not beside a writer, nor while an upgrade waits for the readers to leave.
-      if ((base & (kWriter | kUpgrading)) != 0 || !reader_fits) return std::nullopt;
+      if (!reader_fits) return std::nullopt;
       const WakeToken token = reported(kGrantedShared);
       ++granted_readers;
       return token;
     }
     if (request < 0) {
-      // An upgradable reader: beside readers, but not beside a writer or another upgradable one.
+      // An upgradable reader: beside readers, but not beside another upgradable one.
       const std::int64_t thread = -1 - request;
-      if ((base & (kWriter | kUpgradable)) != 0 || granted_upgrader != kNoThread || !reader_fits ||
+      if ((base & kUpgradable) != 0 || granted_upgrader != kNoThread || !reader_fits ||
           thread <= 0 || thread > std::numeric_limits<ThreadId>::max()) {
         return std::nullopt;
       }
@@ -222,24 +302,24 @@ bool RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
       granted_upgrader = static_cast<ThreadId>(thread);
       return token;
     }
-    // A writer only as the first grant, and only into a free lock.
-    if (base != 0 || granted_readers != 0 || request <= 0 ||
-        request > std::numeric_limits<ThreadId>::max()) {
+    // A writer only as the first grant: the lock if it is free, the drain beside plain readers.
+    if (granted_readers != 0 || request <= 0 || request > std::numeric_limits<ThreadId>::max()) {
       return std::nullopt;
     }
-    const WakeToken token = reported(kGrantedExclusive);
-    granted_writer = static_cast<ThreadId>(request);
-    return token;
+    if (base == 0) {
+      const WakeToken token = reported(kGrantedExclusive);
+      granted_writer = static_cast<ThreadId>(request);
+      return token;
+    }
+    if ((base & kUpgradable) != 0) return std::nullopt;
+    granted_drain = true;
+    return kGrantedDrain;
   };
-  bool stale = false;
   const auto finish = [&](bool queue_empty) {
-    const bool granted = granted_readers != 0 || granted_writer != kNoThread;
+    const bool granted = granted_readers != 0 || granted_writer != kNoThread || granted_drain;
     // A recovery that granted nothing (the waiters left meanwhile) must not free the lock: the
     // write hold stays the ended writer's, to be taken over by the next thread that wants it.
     const bool keep_ended = ended != kNoThread && !granted;
-    // Whether the waiters were refused on account of holders that are gone now.
-    const bool refused_for_nothing = !granted && !keep_ended && !queue_empty && released != 0 &&
-                                     free_of_us.has_value() && *free_of_us != 0;
     // The writer bit stays set (or goes from readers to writer) in one step with this store, and
     // the owner word is written before it: no other writer can be between.
     if (granted_writer != kNoThread) owner().store(granted_writer, std::memory_order_relaxed);
@@ -247,13 +327,10 @@ bool RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
     if (keep_ended) owner().store(ended, std::memory_order_relaxed);
     std::int32_t seen = state().load(std::memory_order_relaxed);
     for (;;) {
-      if (refused_for_nothing && without_us(seen) == 0) {
-        stale = true;
-        return;
-      }
       std::uint32_t next = without_us(seen) + (granted_readers << kReaderShift);
       if (granted_writer != kNoThread || keep_ended) next |= kWriter;
       if (granted_upgrader != kNoThread) next |= kUpgradable;
+      if (granted_drain) next |= kDraining;
       if (!queue_empty) next |= kParked;
       if (state().compare_exchange_weak(seen, static_cast<std::int32_t>(next),
                                         std::memory_order_acq_rel, std::memory_order_relaxed)) {
@@ -263,7 +340,6 @@ bool RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
   };
   const FunctionRef<std::optional<WakeToken>(std::int64_t)> offer = grant;
   run(parking_lot::Grant{&offer, finish});
-  return !stale;
 }
 
 Outcome RwLockWords::lock_or_enqueue(ThreadId self, Waiter& waiter, ThreadId* ended_owner,
@@ -323,20 +399,35 @@ Outcome RwLockWords::LockStep::start(Waiter& waiter) {
   return outcome;
 }
 
-// The only wake-up is a grant: the state already counts this waiter. The grant may carry the
-// writer that ended holding the lock.
-Outcome RwLockWords::LockStep::resume(Waiter& /*waiter*/, WakeToken token) {
+// A wake-up on the lock's queue is a grant: the state already counts this waiter, and the grant
+// may carry the writer that ended holding the lock. A writer granted the drain waits on as the
+// draining writer, whose wake-ups mean "look again".
+Outcome RwLockWords::LockStep::resume(Waiter& waiter, WakeToken token) {
+  const WakeToken grant = grant_of(token);
+  if (grant == kGrantedDrain || grant == kReadersLeft) {
+    draining_ = true;
+    return lock_.drain_or_enqueue(self_, waiter, deadline());
+  }
   set_ended_owner(ended_owner_of(token));
   return ended_owner() == kNoThread ? Outcome::kAcquired : Outcome::kOwnerDied;
 }
 
 void RwLockWords::LockStep::abandon(Waiter& /*waiter*/, WakeToken token) noexcept {
-  lock_.abandon_wake(self_, token);
+  const WakeToken grant = grant_of(token);
+  if (grant == kGrantedDrain || grant == kReadersLeft) {
+    lock_.end_drain();
+  } else {
+    lock_.abandon_wake(self_, token);
+  }
 }
 
-// Leaving without a grant may unblock the waiters queued behind this one.
+// Leaving without a grant may unblock the waiters queued behind this one, or, for the draining
+// writer, the waiters it kept out.
 bool RwLockWords::LockStep::cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept {
-  return lock_.cancel(waiter, deferred);
+  if (!draining_) return lock_.cancel(waiter, deferred);
+  if (!parking_lot::cancel(waiter)) return false;
+  lock_.end_drain(deferred);
+  return true;
 }
 
 // A lock granted to one of this thread's own Promise waits while it blocks here would never be

@@ -1,29 +1,16 @@
 // The upgradable read side of the RWLock (rwlock.h): its hold, its release (also of a thread that
-// ended holding it), and the upgrade to the write lock, which waits on a queue of its own.
+// ended holding it), and the upgrade to the write lock, which drains (rwlock_drain.cpp).
 #include "owner_death.h"
 #include "rwlock.h"
+#include "rwlock_steps.h"
 
 namespace parklock {
-
-namespace {
-// The upgrader's key is the owner word, one word after the state word.
-const void* state_word_of_upgrade_key(const void* key) noexcept {
-  return static_cast<const std::int32_t*>(key) - RwLockWords::kOwnerIndex;
-}
-ThreadId holder_of_upgrade_key(const void* key) noexcept {
-  return RwLockWords::holder_at(state_word_of_upgrade_key(key));
-}
-}  // namespace
-
-// The upgrader holds the lock it waits on, so it has no lock to be handed when a thread ends.
-const WaitSite RwLockWords::kUpgradeSite{"rwlock", &state_word_of_upgrade_key,
-                                         &holder_of_upgrade_key, nullptr};
 
 RwLockWords::UnlockStatus RwLockWords::unlock_upgradable(ThreadId self) noexcept {
   const std::int32_t seen = state().load(std::memory_order_relaxed);
   if (is_corrupt(seen)) return UnlockStatus::kCorrupt;
   // An upgrade under way is the holder's own wait (an asynchronous one): it must end first.
-  if ((seen & kUpgradable) == 0 || (seen & kUpgrading) != 0 ||
+  if ((seen & kUpgradable) == 0 || (seen & kDraining) != 0 ||
       owner().load(std::memory_order_relaxed) != self) {
     return UnlockStatus::kNotOwner;
   }
@@ -43,8 +30,8 @@ RwLockWords::UnlockStatus RwLockWords::release_upgradable_slow() noexcept {
 void RwLockWords::release_upgradable_hold() noexcept {
   for (;;) {
     std::int32_t seen = state().load(std::memory_order_relaxed);
-    // The upgrading bit is this hold's too (only its holder sets it).
-    const std::int32_t released = kUpgradable | (seen & kUpgrading) | kOneReader;
+    // The draining bit is this hold's too (beside an upgradable hold only its holder sets it).
+    const std::int32_t released = kUpgradable | (seen & kDraining) | kOneReader;
     // Parked waiters may be grantable now (an upgradable reader at the head; readers behind it).
     if ((seen & kParked) != 0) {
       release_and_grant(released);
@@ -78,7 +65,7 @@ bool RwLockWords::release_ended_upgrader(ThreadId self) noexcept {
 }
 
 RwLockWords::UpgradeMark RwLockWords::upgrade_or_mark() noexcept {
-  // One decision on one word: the only reader becomes the writer; otherwise the upgrading bit
+  // One decision on one word: the only reader becomes the writer; otherwise the draining bit
   // keeps new readers out. The parked bit stays exactly when waiters remain.
   UpgradeMark mark = UpgradeMark::kCorrupt;
   const auto decide = [&](std::int32_t seen, bool keep_parked) -> std::int32_t {
@@ -91,7 +78,7 @@ RwLockWords::UpgradeMark RwLockWords::upgrade_or_mark() noexcept {
       return kWriter | (keep_parked ? kParked : 0);
     }
     mark = UpgradeMark::kMarked;
-    return (seen | kUpgrading) & (keep_parked ? ~0 : ~kParked);
+    return (seen | kDraining) & (keep_parked ? ~0 : ~kParked);
   };
   for (;;) {
     std::int32_t seen = state().load(std::memory_order_relaxed);
@@ -130,61 +117,43 @@ Outcome RwLockWords::upgrade_or_enqueue(ThreadId self, Waiter& waiter, Deadline 
     return is_corrupt(state().load(std::memory_order_relaxed)) ? Outcome::kCorrupt
                                                                : Outcome::kNotOwner;
   }
-  const auto must_wait = [this] { return must_wait_for_readers(); };
-  for (;;) {
-    switch (upgrade_or_mark()) {
-      case UpgradeMark::kUpgraded:
-        return Outcome::kAcquired;
-      case UpgradeMark::kCorrupt:
-        return Outcome::kCorrupt;
-      case UpgradeMark::kMarked:
-        break;
-    }
-    if (deadline.expired()) {
-      end_upgrade_wait();
-      return Outcome::kTimedOut;
-    }
-    if (parking_lot::enqueue(upgrade_key(), waiter, must_wait, &kUpgradeSite)) {
-      return Outcome::kPending;
-    }
+  switch (upgrade_or_mark()) {
+    case UpgradeMark::kUpgraded:
+      return Outcome::kAcquired;
+    case UpgradeMark::kCorrupt:
+      return Outcome::kCorrupt;
+    case UpgradeMark::kMarked:
+      break;
   }
+  return drain_or_enqueue(self, waiter, deadline);
 }
 
 Outcome RwLockWords::UpgradeStep::start(Waiter& waiter) {
-  // The upgrading bit of this thread's own hold is set only by its Promise upgrade, which must
+  // The draining bit beside this thread's own hold is set only by its Promise upgrade, which must
   // end first: a blocking upgrade would wait for it forever.
   if (waiter.blocking() && lock_.holds_upgradable(self_) &&
-      (lock_.state().load(std::memory_order_relaxed) & kUpgrading) != 0) {
+      (lock_.state().load(std::memory_order_relaxed) & kDraining) != 0) {
     return Outcome::kNotOwner;
   }
   return lock_.upgrade_or_enqueue(self_, waiter, deadline());
 }
 
-// The wake-up carries nothing to pass on (this thread is the only upgrader): look again.
+// The wake-up carries nothing to pass on (this thread is the only draining writer): look again.
 Outcome RwLockWords::UpgradeStep::resume(Waiter& waiter, WakeToken /*token*/) {
-  return lock_.upgrade_or_enqueue(self_, waiter, deadline());
+  return lock_.drain_or_enqueue(self_, waiter, deadline());
 }
 
-// The wake-up obliges nothing, but the upgrade's mark must go: it keeps readers out.
+// The wake-up obliges nothing, but the drain must end: it keeps readers out.
 void RwLockWords::UpgradeStep::abandon(Waiter& /*waiter*/, WakeToken /*token*/) noexcept {
-  lock_.end_upgrade_wait();
+  lock_.end_drain();
 }
 
 // A teardown (`deferred`) leaves the readers kept out to the release of the thread's upgradable
 // hold, which its end brings (owner_death.h) and which grants them.
 bool RwLockWords::UpgradeStep::cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept {
   if (!parking_lot::cancel(waiter)) return false;
-  lock_.end_upgrade_wait(deferred == nullptr);
+  lock_.end_drain(deferred, /*grant=*/deferred == nullptr);
   return true;
-}
-
-void RwLockWords::end_upgrade_wait(bool grant) noexcept {
-  std::int32_t seen = state().load(std::memory_order_relaxed);
-  while ((seen & kUpgrading) != 0 &&
-         !state().compare_exchange_weak(seen, seen & ~kUpgrading, std::memory_order_relaxed)) {
-  }
-  // The readers the mark kept out queue at the head now: grantable, beside this read hold.
-  if (grant && (seen & kParked) != 0) release_and_grant(0);
 }
 
 }  // namespace parklock

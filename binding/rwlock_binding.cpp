@@ -3,7 +3,7 @@
 #include "errors.h"
 #include "exports.h"
 #include "handle.h"
-#include "rwlock.h"
+#include "rwlock_steps.h"
 #include "wait_calls.h"
 
 namespace parklock::binding {
@@ -137,7 +137,7 @@ const Exports registered([](Napi::Env env, Napi::Object exports) {
   layout.Set("WRITER", RwLockWords::kWriter);
   layout.Set("PARKED", RwLockWords::kParked);
   layout.Set("UPGRADABLE", RwLockWords::kUpgradable);
-  layout.Set("UPGRADING", RwLockWords::kUpgrading);
+  layout.Set("DRAINING", RwLockWords::kDraining);
   layout.Set("READER_SHIFT", RwLockWords::kReaderShift);
   layout.Set("ONE_READER", RwLockWords::kOneReader);
   layout.Set("MAX_READERS", RwLockWords::kMaxReaders);

@@ -26,7 +26,7 @@ const { readersOf, isCorrupt, notOwner, upgradePending, notWriterMessage } = rwl
 const { tryLockNow, tryLockSharedNow, tryLockUpgradableNow, tryUpgradeNow } = rwlockWords;
 const { checkUpgrader, holdsNamed, refused, namedHolder, namesMe } = rwlockWords;
 
-const { STATE_INDEX, OWNER_INDEX, WRITER, PARKED, UPGRADABLE, UPGRADING, ONE_READER, WORDS } = layout;
+const { STATE_INDEX, OWNER_INDEX, WRITER, PARKED, UPGRADABLE, DRAINING, ONE_READER, WORDS } = layout;
 const { ACQUIRED, ALREADY_HELD } = native.settled;
 
 // Whether a value is an RWLock: a brand check, as Mutex's.
@@ -167,9 +167,9 @@ class RWLock extends Primitive {
       if (readers === 1 && (state & UPGRADABLE) !== 0) {
         throw notOwner('Cannot unlockShared() the upgradable read lock; use unlockUpgradable()');
       }
-      // The last read hold of a parked lock hands the lock on, and a release during an upgrade
-      // may leave the upgrader alone: the addon does both.
-      if ((readers === 1 && (state & PARKED) !== 0) || (state & UPGRADING) !== 0) break;
+      // The last read hold of a parked lock hands the lock on, and a release during a drain may
+      // leave the draining writer with the readers it waits for: the addon does both.
+      if ((readers === 1 && (state & PARKED) !== 0) || (state & DRAINING) !== 0) break;
       const seen = Atomics.compareExchange(words, STATE_INDEX, state, state - ONE_READER);
       if (seen === state) return;
       state = seen;
@@ -223,7 +223,7 @@ class RWLock extends Primitive {
           : 'Cannot unlockUpgradable(): this thread does not hold the upgradable read lock',
       );
     }
-    if ((state & UPGRADING) !== 0) throw upgradePending('release the upgradable read lock');
+    if ((state & DRAINING) !== 0) throw upgradePending('release the upgradable read lock');
     // The owner word first, as for the write lock.
     Atomics.store(words, OWNER_INDEX, 0);
     for (;;) {

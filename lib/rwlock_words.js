@@ -8,7 +8,7 @@ const { vocabulary } = require('./outcomes');
 const { lockError, corrupt } = require('./errors');
 
 const layout = native.rwlockLayout;
-const { STATE_INDEX, OWNER_INDEX, WRITER, PARKED, UPGRADABLE, UPGRADING, READER_SHIFT } = layout;
+const { STATE_INDEX, OWNER_INDEX, WRITER, PARKED, UPGRADABLE, DRAINING, READER_SHIFT } = layout;
 const { ONE_READER, MAX_READERS } = layout;
 
 // The modes of rwlockTakeOver().
@@ -24,9 +24,8 @@ function readersOf(state) {
 function isCorrupt(state) {
   return (
     state < 0 ||
-    ((state & WRITER) !== 0 && (readersOf(state) !== 0 || (state & (UPGRADABLE | UPGRADING)) !== 0)) ||
+    ((state & WRITER) !== 0 && (readersOf(state) !== 0 || (state & (UPGRADABLE | DRAINING)) !== 0)) ||
     ((state & UPGRADABLE) !== 0 && readersOf(state) === 0) ||
-    (state & (UPGRADABLE | UPGRADING)) === UPGRADING ||
     state === PARKED
   );
 }
@@ -76,7 +75,7 @@ function tryLockNow(words) {
 // waits for the readers to leave.
 function tryLockSharedNow(words) {
   let state = Atomics.load(words, STATE_INDEX);
-  while (state >= 0 && (state & (WRITER | PARKED | UPGRADING)) === 0) {
+  while (state >= 0 && (state & (WRITER | PARKED | DRAINING)) === 0) {
     if (readersOf(state) >= MAX_READERS) throw tooManyReaders();
     // The one corrupt value the mask lets through: an upgradable hold without its read hold.
     if ((state & UPGRADABLE) !== 0 && readersOf(state) === 0) throw corrupt('rwlock');
@@ -90,8 +89,7 @@ function tryLockSharedNow(words) {
 // Adds the upgradable reader while there is no writer, no upgradable holder and nobody waits.
 function tryLockUpgradableNow(words) {
   let state = Atomics.load(words, STATE_INDEX);
-  // UPGRADING without UPGRADABLE is corrupt: left to the addon, which says so.
-  while (state >= 0 && (state & (WRITER | PARKED | UPGRADABLE | UPGRADING)) === 0) {
+  while (state >= 0 && (state & (WRITER | PARKED | UPGRADABLE | DRAINING)) === 0) {
     if (readersOf(state) >= MAX_READERS) throw tooManyReaders();
     const seen = Atomics.compareExchange(words, STATE_INDEX, state, state + UPGRADABLE + ONE_READER);
     if (seen === state) {
@@ -119,7 +117,7 @@ function checkUpgrader(words) {
   if ((state & UPGRADABLE) === 0 || Atomics.load(words, OWNER_INDEX) !== threadId) {
     throw notOwner(NOT_UPGRADER);
   }
-  if ((state & UPGRADING) !== 0) throw upgradePending('upgrade again');
+  if ((state & DRAINING) !== 0) throw upgradePending('upgrade again');
 }
 
 // This thread holds the write lock or the upgradable read lock: the holds the owner word names.

@@ -21,7 +21,7 @@ const {
   agentsPerTest,
 } = require('./helpers');
 
-const { WRITER, PARKED, UPGRADABLE, UPGRADING, ONE_READER, MAX_READERS, READER_SHIFT } = layouts.rwlock;
+const { WRITER, PARKED, UPGRADABLE, DRAINING, ONE_READER, MAX_READERS, READER_SHIFT } = layouts.rwlock;
 
 const TYPE_ERROR = { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' };
 const RANGE_ERROR = { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' };
@@ -39,8 +39,8 @@ function words(rw) {
 function queued(rw) {
   return native.queuedCount(wordsOf(rw), 0);
 }
-// The upgrader's queue, keyed by the owner word.
-function upgrading(rw) {
+// The draining writer's queue (the upgrader's, or a queued writer's), keyed by the owner word.
+function draining(rw) {
   return native.queuedCount(wordsOf(rw), 1);
 }
 
@@ -224,7 +224,7 @@ describe('RWLock bad input', () => {
     ['parked alone', PARKED],
     ['writer with the upgradable bit', WRITER | UPGRADABLE],
     ['upgradable without a reader', UPGRADABLE],
-    ['upgrading without the upgradable bit', UPGRADING | ONE_READER],
+    ['writer with the draining bit', WRITER | DRAINING],
   ];
   for (const [label, value] of corruptStates) {
     it(`a corrupt state word (${label}) makes every operation throw ERR_PARKLOCK_CORRUPT`, async () => {
@@ -706,8 +706,8 @@ describe('RWLock upgradable read lock', () => {
     const guard = rw.lockUpgradable();
     assert.equal(rw.tryUpgrade(), false, 'not alone');
     const upgraded = rw.upgradeAsync();
-    assert.equal(upgrading(rw), 1);
-    assert.deepEqual(words(rw), [UPGRADABLE | UPGRADING | 2 * ONE_READER, threadId]);
+    assert.equal(draining(rw), 1);
+    assert.deepEqual(words(rw), [UPGRADABLE | DRAINING | 2 * ONE_READER, threadId]);
     assert.equal(await reader.call('tryLockShared', { timeout: 0 }), false, 'a newcomer reader waits');
     assert.throws(() => rw.upgrade(), UPGRADE_PENDING);
     assert.throws(() => rw.unlockUpgradable(), UPGRADE_PENDING);
@@ -715,8 +715,77 @@ describe('RWLock upgradable read lock', () => {
     await reader.call('unlockShared');
     await withinLimit(upgraded, 'upgradeAsync');
     assert.deepEqual(words(rw), [WRITER, threadId]);
-    assert.equal(upgrading(rw), 0);
+    assert.equal(draining(rw), 0);
     guard.unlock();
+    assertFree(rw);
+  });
+
+  // A writer at the head of the queue refused beside readers (here: a downgrade) drains them.
+  async function drainingWriter(rw, op) {
+    const writer = await startAgent(rw);
+    const late = await startAgent(rw);
+    rw.lock();
+    const writerLock = writer.send(op, { key: 'w' });
+    await withinLimit(writerLock.started, 'writer starting');
+    await waitFor(() => queued(rw) === 1, 'the writer to queue');
+    const lateRead = late.send('lockShared');
+    await withinLimit(lateRead.started, 'late reader starting');
+    await waitFor(() => queued(rw) === 2, 'the late reader to queue behind the writer');
+    rw.downgrade();
+    await waitFor(() => draining(rw) === 1, 'the writer to drain');
+    assert.deepEqual(words(rw), [DRAINING | PARKED | ONE_READER, 0]);
+    assert.equal(queued(rw), 1, 'the late reader stays queued');
+    assert.equal(rw.tryLockShared(), false, 'no reader joins a drain');
+    assert.equal(rw.tryLock(), false);
+    return { writer, writerLock, late, lateRead };
+  }
+
+  for (const op of ['lock', 'startLockAsync']) {
+    it(`a writer (${op}) granted beside a read hold drains it, then has the lock before the readers behind it`, { timeout: 30_000 }, async () => {
+      const rw = new RWLock();
+      const { writer, writerLock, late, lateRead } = await drainingWriter(rw, op);
+      rw.unlockShared();
+      if (op === 'lock') {
+        assert.equal(await withinLimit(writerLock.reply, 'writer'), true);
+        assert.deepEqual(words(rw), [WRITER | PARKED, writer.threadId]);
+        await writer.call('unlock');
+      } else {
+        assert.equal(await withinLimit(writer.call('settle', { key: 'w' }), 'lockAsync'), 'acquired');
+      }
+      assert.equal(await withinLimit(lateRead.reply, 'late reader'), true);
+      assert.equal(draining(rw), 0);
+      await late.call('unlockShared');
+      assertFree(rw);
+    });
+
+    it(`terminate() of a draining writer (${op}) lets in the readers it kept out`, { timeout: 30_000 }, async () => {
+      const rw = new RWLock();
+      const { writer, late, lateRead } = await drainingWriter(rw, op);
+      await withinLimit(writer.terminate(), 'terminate()');
+      assert.equal(await withinLimit(lateRead.reply, 'late reader'), true, 'let in when the writer ended');
+      assert.equal(draining(rw), 0);
+      assert.deepEqual(words(rw), [2 * ONE_READER, 0]);
+      rw.unlockShared();
+      await late.call('unlockShared');
+      assertFree(rw);
+    });
+  }
+
+  it('a draining lockAsync that times out lets in the readers it kept out', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const reader = await startAgent(rw);
+    rw.lock();
+    const later = rw.lockAsync({ timeout: 100 });
+    const lateRead = reader.send('lockShared');
+    await withinLimit(lateRead.started, 'late reader starting');
+    await waitFor(() => queued(rw) === 2, 'the reader to queue behind this thread\'s lockAsync');
+    rw.downgrade();
+    await waitFor(() => draining(rw) === 1, 'this thread\'s lockAsync to drain');
+    await assert.rejects(withinLimit(later, 'lockAsync'), TimeoutError);
+    assert.equal(await withinLimit(lateRead.reply, 'late reader'), true);
+    assert.deepEqual(words(rw), [2 * ONE_READER, 0]);
+    rw.unlockShared();
+    await reader.call('unlockShared');
     assertFree(rw);
   });
 
@@ -731,8 +800,8 @@ describe('RWLock upgradable read lock', () => {
     await waitFor(() => queued(rw) === 1, 'the writer to park');
     const upgrade = upgrader.send('upgrade');
     await withinLimit(upgrade.started, 'upgrade starting');
-    await waitFor(() => upgrading(rw) === 1, 'the upgrader to park');
-    assert.deepEqual(words(rw), [UPGRADABLE | UPGRADING | PARKED | 2 * ONE_READER, upgrader.threadId]);
+    await waitFor(() => draining(rw) === 1, 'the upgrader to park');
+    assert.deepEqual(words(rw), [UPGRADABLE | DRAINING | PARKED | 2 * ONE_READER, upgrader.threadId]);
     read.unlock();
     assert.equal(await withinLimit(upgrade.reply, 'upgrade'), true);
     assert.deepEqual(words(rw), [WRITER | PARKED, upgrader.threadId], 'upgraded ahead of the queued writer');
@@ -778,7 +847,7 @@ describe('RWLock upgradable read lock', () => {
     assert.equal(rw.cancelPendingWaits(), 1);
     await assert.rejects(again, { code: 'ERR_PARKLOCK_CANCELLED' });
     assert.deepEqual(words(rw), [UPGRADABLE | 2 * ONE_READER, threadId]);
-    assert.equal(upgrading(rw), 0);
+    assert.equal(draining(rw), 0);
     guard.unlock();
     await reader.call('unlockUpgradable').catch(() => {});
     await reader.call('unlockShared');
@@ -792,9 +861,9 @@ describe('RWLock upgradable read lock', () => {
     await upgrader.call('lockUpgradable');
     const upgrade = upgrader.send('upgrade');
     await withinLimit(upgrade.started, 'upgrade starting');
-    await waitFor(() => upgrading(rw) === 1, 'the upgrader to park');
+    await waitFor(() => draining(rw) === 1, 'the upgrader to park');
     await withinLimit(upgrader.terminate(), 'terminate()');
-    assert.equal(upgrading(rw), 0);
+    assert.equal(draining(rw), 0);
     read.unlock();
     // Nobody waited when it ended: the next acquirer on the slow path releases the hold.
     rw.lock().unlock();
@@ -808,13 +877,13 @@ describe('RWLock upgradable read lock', () => {
     const read = rw.lockShared();
     await upgrader.call('lockUpgradable');
     await upgrader.call('startUpgradeAsync', { key: 'up' });
-    await waitFor(() => upgrading(rw) === 1, 'the upgrade to queue');
+    await waitFor(() => draining(rw) === 1, 'the upgrade to queue');
     const lateRead = late.send('lockShared');
     await withinLimit(lateRead.started, 'late reader starting');
     await waitFor(() => queued(rw) === 1, 'the late reader to queue behind the upgrade');
     await withinLimit(upgrader.terminate(), 'terminate()');
     assert.equal(await withinLimit(lateRead.reply, 'late reader'), true, 'let in when the upgrader ended');
-    assert.equal(upgrading(rw), 0, 'no upgrade left queued');
+    assert.equal(draining(rw), 0, 'no upgrade left queued');
     assert.deepEqual(words(rw), [2 * ONE_READER, 0], 'the ended upgradable hold is released');
     read.unlock();
     await late.call('unlockShared');

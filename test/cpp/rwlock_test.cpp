@@ -2,8 +2,6 @@
 // counters and untorn multi-word updates, readers that really share, FIFO grants that keep a
 // writer from being starved, ownership and corrupt-word checks, and waiters that give up (timeout,
 // interrupt, cancel, abandoned grant) without losing a grant or leaving a waiter behind.
-#include "rwlock.h"
-
 #include <gtest/gtest.h>
 
 #include <array>
@@ -19,6 +17,8 @@
 
 #include "atomic_ref.h"
 #include "owner_death.h"
+#include "rwlock_lockable.h"
+#include "rwlock_steps.h"
 #include "test_support.h"
 
 namespace parklock {
@@ -35,7 +35,7 @@ using UnlockStatus = RwLockWords::UnlockStatus;
 constexpr std::int32_t kW = RwLockWords::kWriter;
 constexpr std::int32_t kP = RwLockWords::kParked;
 constexpr std::int32_t kU = RwLockWords::kUpgradable;
-constexpr std::int32_t kG = RwLockWords::kUpgrading;
+constexpr std::int32_t kG = RwLockWords::kDraining;
 constexpr std::int32_t Readers(std::int32_t n) {
   return n * RwLockWords::kOneReader;
 }
@@ -97,17 +97,42 @@ class GrantWaiter final : public Waiter {
   std::vector<WakeToken> tokens_;  // guarded by lock_
 };
 
+// A lock wait in one mode, run as the binding runs a Promise wait. The step is a base, so that
+// it outlives the PromiseWait that cancels it on destruction.
+struct LockStepHolder {
+  LockStepHolder(RwLockWords lock, RwLockWords::Mode mode, ThreadId thread)
+      : step(lock, mode, thread) {}
+  RwLockWords::LockStep step;
+};
+class PromiseLock : private LockStepHolder, public testing::PromiseWait {
+ public:
+  PromiseLock(RwLockWords lock, RwLockWords::Mode mode, ThreadId thread)
+      : LockStepHolder(lock, mode, thread), PromiseWait(step, thread) {}
+};
+
 // A lock over raw memory, as the binding uses it over a SharedArrayBuffer.
 class RwLockWordsTest : public ::testing::Test {
  protected:
   std::int32_t state() { return atomic_ref<std::int32_t>(words_[0]).load(); }
   std::int32_t owner() { return atomic_ref<std::int32_t>(words_[1]).load(); }
   std::size_t queued() { return parking_lot::queued_count(lock_.address()); }
-  std::size_t upgrading() { return parking_lot::queued_count(lock_.upgrade_key()); }
+  std::size_t draining() { return parking_lot::queued_count(lock_.drain_key()); }
   void ExpectClean() {
     EXPECT_EQ(state(), 0) << "an unlocked lock is all zero";
     EXPECT_EQ(owner(), 0);
     EXPECT_EQ(queued(), 0u);
+  }
+  // A writer on a thread of `threads` that queues (the caller holds the lock), stores how its
+  // lock() ended in `outcome` and releases what it acquired.
+  void StartQueuedWriter(ThreadGroup& threads, LockStatus& outcome) {
+    threads.Start([&] {
+      const ThreadId me = current_thread_id();
+      outcome = lock_.lock(me, HangGuard());
+      if (outcome == LockStatus::kAcquired) {
+        EXPECT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
+      }
+    });
+    ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
   }
   // Releases this thread's upgradable read hold while waiters are parked; during the release's
   // grant step, another reader's hold leaves on the fast path.
@@ -608,20 +633,13 @@ TEST_F(RwLockWordsTest, InterruptedWaiterThatWasGrantedTheLockPassesItOn) {
 
 TEST_F(RwLockWordsTest, ReleaseGrantsWhatOtherReadersLeavingMeanwhileMadeGrantable) {
   // A release decides its grants while its own hold is still counted, so the other readers, not
-  // being the last, may leave on the fast path before it writes the word: the writer it refused
-  // beside them must not be left queued behind a free lock (nor the word read "parked" alone).
+  // being the last, may leave on the fast path before it writes the word: the writer at the head
+  // is given the drain beside them, which holds however many of them are left, none included.
   ASSERT_EQ(lock_.lock_upgradable(self_), LockStatus::kAcquired);
   ASSERT_TRUE(lock_.try_lock_shared()) << "another reader beside the upgradable one";
   LockStatus writer = LockStatus::kCorrupt;
   ThreadGroup threads;
-  threads.Start([&] {
-    const ThreadId me = current_thread_id();
-    writer = lock_.lock(me, HangGuard());
-    if (writer == LockStatus::kAcquired) {
-      EXPECT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
-    }
-  });
-  ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
+  StartQueuedWriter(threads, writer);
   ASSERT_EQ(state(), kU | kP | Readers(2));
 
   ReleaseUpgradableAsTheOtherReaderLeaves();
@@ -639,12 +657,152 @@ TEST_F(RwLockWordsTest, ReleaseGrantsAPromiseWriterWhatOtherReadersLeavingMeanwh
   ASSERT_EQ(state(), kU | kP | Readers(2));
 
   ReleaseUpgradableAsTheOtherReaderLeaves();
-  ASSERT_TRUE(writer.WaitForWakes(1)) << "the refused writer was granted the lock";
-  EXPECT_EQ(writer.tokens()[0], RwLockWords::kGrantedExclusive);
+  ASSERT_TRUE(writer.WaitForWakes(1)) << "the writer was granted the drain";
+  EXPECT_EQ(writer.tokens()[0], RwLockWords::kGrantedDrain);
+  EXPECT_EQ(state(), kG) << "the readers are gone: the lock is the draining writer's";
+  EXPECT_FALSE(lock_.try_lock(self_));
+  EXPECT_FALSE(lock_.try_lock_shared());
+  ASSERT_EQ(lock_.drain_or_enqueue(writer.thread(), writer), Outcome::kAcquired);
   EXPECT_EQ(state(), kW);
   EXPECT_EQ(owner(), kAsyncA);
   EXPECT_EQ(lock_.unlock(kAsyncA), UnlockStatus::kUnlocked);
   ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, AWriterGrantedBesideReadersDrainsThemOnItsOwnKey) {
+  // A downgrade with a writer at the head: the writer cannot have the lock beside the read hold,
+  // so it is granted the drain and waits on the drain key; no reader joins meanwhile, and the
+  // last read hold to leave hands it the lock.
+  ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
+  LockStatus writer = LockStatus::kCorrupt;
+  ThreadGroup threads;
+  StartQueuedWriter(threads, writer);
+  GrantWaiter reader = GrantWaiter::Shared(kAsyncA);
+  ASSERT_EQ(lock_.lock_or_enqueue(reader.thread(), reader), Outcome::kPending);
+
+  ASSERT_EQ(lock_.downgrade(self_), UnlockStatus::kUnlocked);
+  ASSERT_TRUE(WaitUntil([&] { return draining() == 1; })) << "the writer waits on the drain key";
+  EXPECT_EQ(queued(), 1u) << "the reader stays queued behind it";
+  EXPECT_EQ(state(), kG | kP | Readers(1));
+  EXPECT_FALSE(lock_.try_lock_shared()) << "no reader joins a drain";
+  EXPECT_FALSE(lock_.try_lock(kAsyncB));
+  EXPECT_TRUE(reader.tokens().empty());
+
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  threads.JoinOrAbort();
+  EXPECT_EQ(writer, LockStatus::kAcquired);
+  ASSERT_TRUE(reader.WaitForWakes(1)) << "the writer's release grants the reader";
+  EXPECT_EQ(reader.tokens(), std::vector<WakeToken>{RwLockWords::kGrantedShared});
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, ADrainingWriterThatGivesUpLetsInTheReadersItKeptOut) {
+  // Its deadline passes while the read hold stays: the drain ends, and the reader queued behind
+  // it joins the read hold in the same step.
+  ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
+  LockStatus writer = LockStatus::kCorrupt;
+  ThreadGroup threads;
+  threads.Start([&] { writer = lock_.lock(current_thread_id(), Deadline::after_ms(50)); });
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
+  GrantWaiter reader = GrantWaiter::Shared(kAsyncA);
+  ASSERT_EQ(lock_.lock_or_enqueue(reader.thread(), reader), Outcome::kPending);
+  ASSERT_EQ(lock_.downgrade(self_), UnlockStatus::kUnlocked);
+
+  threads.JoinOrAbort();
+  EXPECT_EQ(writer, LockStatus::kTimedOut);
+  ASSERT_TRUE(reader.WaitForWakes(1));
+  EXPECT_EQ(reader.tokens(), std::vector<WakeToken>{RwLockWords::kGrantedShared});
+  EXPECT_EQ(state(), Readers(2));
+  EXPECT_EQ(draining(), 0u);
+  EXPECT_EQ(queued(), 0u);
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, OneDrainServesAPromiseWriterWhichACancelEnds) {
+  using Mode = RwLockWords::Mode;
+  for (const bool cancelled : {false, true}) {
+    SCOPED_TRACE(cancelled);
+    ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
+    PromiseLock writer(lock_, Mode::kExclusive, kAsyncA);
+    ASSERT_EQ(writer.Start(), Outcome::kPending);
+    PromiseLock reader(lock_, Mode::kShared, kAsyncB);
+    ASSERT_EQ(reader.Start(), Outcome::kPending);
+
+    ASSERT_EQ(lock_.downgrade(self_), UnlockStatus::kUnlocked);
+    ASSERT_EQ(writer.Settle(), Outcome::kPending) << "granted the drain: queued on its key";
+    EXPECT_EQ(draining(), 1u);
+    EXPECT_EQ(state(), kG | kP | Readers(1));
+    if (cancelled) {
+      ASSERT_EQ(writer.Cancel(), Outcome::kCancelled);
+      ASSERT_EQ(reader.Settle(), Outcome::kAcquired) << "the reader it kept out joins";
+      EXPECT_EQ(state(), Readers(2));
+      ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+      ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+    } else {
+      ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+      ASSERT_EQ(writer.Settle(), Outcome::kAcquired) << "the last reader left";
+      EXPECT_EQ(owner(), kAsyncA);
+      ASSERT_EQ(lock_.unlock(kAsyncA), UnlockStatus::kUnlocked);
+      ASSERT_EQ(reader.Settle(), Outcome::kAcquired);
+      ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+    }
+    ExpectClean();
+    EXPECT_EQ(draining(), 0u);
+  }
+}
+
+TEST_F(RwLockWordsTest, DowngradesUpgradesAndGivingUpKeepAnExactCountThroughDrains) {
+  // Every grant beside readers gives a writer the drain: downgrades, upgradable releases beside
+  // readers, and waiters giving up ahead of a writer all make one, and drains give up too.
+  constexpr int kIterations = 600;
+  std::int64_t writes = 0;  // guarded by the lock under test (exclusively)
+  std::atomic<std::int64_t> write_acquisitions{0};
+  ThreadGroup threads;
+  for (int role = 0; role < 4; ++role) {
+    threads.Start([&, role] {
+      const ThreadId me = current_thread_id();
+      for (int i = 0; i < kIterations; ++i) {
+        const Deadline deadline = i % 3 == 0 ? Deadline::after_ms((i % 4) * 0.05) : HangGuard();
+        if (role == 2) {
+          if (lock_.lock_shared(me, deadline) != LockStatus::kAcquired) continue;
+          if (i % 8 == 0) std::this_thread::yield();
+          ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+          continue;
+        }
+        if (role == 3) {
+          if (lock_.lock_upgradable(me, deadline) != LockStatus::kAcquired) continue;
+          if (i % 2 == 0 && lock_.upgrade(me, deadline) == Outcome::kAcquired) {
+            ++writes;
+            ++write_acquisitions;
+            ASSERT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
+          } else {
+            ASSERT_EQ(lock_.unlock_upgradable(me), UnlockStatus::kUnlocked);
+          }
+          continue;
+        }
+        const LockStatus status = lock_.lock(me, deadline);
+        if (status != LockStatus::kAcquired) {
+          ASSERT_EQ(status, LockStatus::kTimedOut);
+          continue;
+        }
+        ++writes;
+        ++write_acquisitions;
+        if (role == 0) {
+          ASSERT_EQ(lock_.downgrade(me), UnlockStatus::kUnlocked);
+          if (i % 8 == 0) std::this_thread::yield();
+          ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+        } else {
+          ASSERT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
+        }
+      }
+    });
+  }
+  threads.JoinOrAbort();
+  EXPECT_EQ(writes, write_acquisitions.load());
+  ExpectClean();
+  EXPECT_EQ(draining(), 0u);
 }
 
 TEST_F(RwLockWordsTest, TimeoutsAndInterruptsRacingReleasesNeverStrandAWaiter) {
@@ -693,8 +851,9 @@ TEST_F(RwLockWordsTest, TimeoutsAndInterruptsRacingReleasesNeverStrandAWaiter) {
 }
 
 TEST_F(RwLockWordsTest, AsyncAndSyncLockersKeepAnExactCount) {
-  // Asynchronous lockers drive lock_or_enqueue as the binding does and sometimes give up,
-  // cancelling or abandoning their grant, beside blocking lockers.
+  // Asynchronous lockers run the lock step as the binding does and sometimes give up, while
+  // queued, while draining, or as their grant arrives, beside blocking lockers.
+  using Mode = RwLockWords::Mode;
   constexpr int kIterations = 1000;
   std::int64_t writes = 0;  // guarded by the lock under test
   std::atomic<std::int64_t> write_acquisitions{0};
@@ -704,19 +863,22 @@ TEST_F(RwLockWordsTest, AsyncAndSyncLockersKeepAnExactCount) {
   const auto async_locker = [&](bool writer) {
     const ThreadId me = current_thread_id();
     for (int i = 0; i < kIterations; ++i) {
-      GrantWaiter waiter = writer ? GrantWaiter::Exclusive(me) : GrantWaiter::Shared(me);
-      const Outcome step = lock_.lock_or_enqueue(waiter.thread(), waiter);
-      ASSERT_NE(step, Outcome::kCorrupt);
-      if (step == Outcome::kPending) {
-        if (i % 3 == 0 && !waiter.WaitForWakes(1, 50us)) {
-          ++give_ups;
-          if (lock_.cancel(waiter)) continue;
-          ASSERT_TRUE(waiter.WaitForWakes(1));  // a grant is on its way: hand it on
-          lock_.abandon_wake(me, waiter.tokens()[0]);
-          continue;
-        }
-        ASSERT_TRUE(waiter.WaitForWakes(1));
+      RwLockWords::LockStep step(lock_, writer ? Mode::kExclusive : Mode::kShared, me);
+      testing::PromiseWait wait(step, me);
+      Outcome outcome = wait.Start();
+      const bool impatient = i % 3 == 0;
+      while (outcome == Outcome::kPending) {
+        const std::optional<Outcome> settled = wait.Settle(impatient ? 50us : testing::kWaitLimit);
+        if (!settled) break;
+        outcome = *settled;
       }
+      if (outcome == Outcome::kPending) {
+        ASSERT_TRUE(impatient) << "a wake-up was lost";
+        ++give_ups;
+        ASSERT_EQ(wait.Cancel(), Outcome::kCancelled);
+        continue;
+      }
+      ASSERT_EQ(outcome, Outcome::kAcquired);
       if (writer) {
         ++writes;
         ++write_acquisitions;
@@ -1032,14 +1194,14 @@ TEST_F(RwLockWordsTest, AnUpgradeWaitsForTheOtherReadersAndKeepsNewReadersOut) {
     written = 1;
     ASSERT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
   });
-  ASSERT_TRUE(WaitUntil([&] { return upgrading() == 1; }));
+  ASSERT_TRUE(WaitUntil([&] { return draining() == 1; }));
   EXPECT_EQ(state(), kU | kG | Readers(2));
   EXPECT_FALSE(lock_.try_lock_shared()) << "no reader joins while the upgrade waits";
   ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
   threads.JoinOrAbort();
   EXPECT_EQ(upgraded, Outcome::kAcquired);
   EXPECT_EQ(written, 1);
-  EXPECT_EQ(upgrading(), 0u);
+  EXPECT_EQ(draining(), 0u);
   ExpectClean();
 }
 
@@ -1064,7 +1226,7 @@ TEST_F(RwLockWordsTest, AnUpgradeComesBeforeAWriterQueuedEarlier) {
     order.push_back(2);
     ASSERT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
   });
-  ASSERT_TRUE(WaitUntil([&] { return upgrading() == 1; }));
+  ASSERT_TRUE(WaitUntil([&] { return draining() == 1; }));
   EXPECT_EQ(state(), kU | kG | kP | Readers(2));
   ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
   threads.JoinOrAbort();
@@ -1078,7 +1240,7 @@ TEST_F(RwLockWordsTest, AnUpgradeThatTimesOutKeepsTheUpgradableHold) {
   EXPECT_EQ(lock_.upgrade(self_, Deadline::after_ms(5)), Outcome::kTimedOut);
   EXPECT_EQ(state(), kU | Readers(2)) << "no mark left behind";
   EXPECT_EQ(owner(), self_);
-  EXPECT_EQ(upgrading(), 0u);
+  EXPECT_EQ(draining(), 0u);
   ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
   ASSERT_EQ(lock_.unlock_upgradable(self_), UnlockStatus::kUnlocked);
   ExpectClean();
@@ -1102,7 +1264,7 @@ TEST_F(RwLockWordsTest, AnInterruptedUpgradeKeepsItsHoldAndLetsInTheReadersItKep
     ASSERT_TRUE(WaitUntil([&] { return late_done.load(); }));
     ASSERT_EQ(lock_.unlock_upgradable(me), UnlockStatus::kUnlocked);
   });
-  ASSERT_TRUE(WaitUntil([&] { return upgrading() == 1; }));
+  ASSERT_TRUE(WaitUntil([&] { return draining() == 1; }));
   threads.Start([&] {
     late = lock_.lock_shared(current_thread_id(), HangGuard());
     ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
@@ -1133,7 +1295,7 @@ TEST_F(RwLockWordsTest, AnAsynchronousUpgradeIsWokenWhenTheLastOtherReaderLeaves
   EXPECT_EQ(upgrade.tokens().size(), 0u) << "not alone yet";
   ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
   ASSERT_TRUE(upgrade.WaitForWakes(1));
-  EXPECT_EQ(upgrade.tokens(), std::vector<WakeToken>{RwLockWords::kUpgradeReady});
+  EXPECT_EQ(upgrade.tokens(), std::vector<WakeToken>{RwLockWords::kReadersLeft});
   ASSERT_EQ(lock_.upgrade_or_enqueue(upgrade.thread(), upgrade), Outcome::kAcquired);
   EXPECT_EQ(state(), kW);
   EXPECT_EQ(owner(), kAsyncA);
@@ -1146,7 +1308,7 @@ TEST_F(RwLockWordsTest, AnAsynchronousUpgradeIsWokenWhenTheLastOtherReaderLeaves
   GrantWaiter cancelled = GrantWaiter::Upgrade(kAsyncA);
   ASSERT_EQ(lock_.upgrade_or_enqueue(cancelled.thread(), cancelled), Outcome::kPending);
   ASSERT_TRUE(parking_lot::cancel(cancelled));
-  lock_.end_upgrade_wait();
+  lock_.end_drain();
   EXPECT_EQ(state(), kU | Readers(2));
   EXPECT_TRUE(lock_.try_lock_shared()) << "readers join again";
   ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
@@ -1233,7 +1395,7 @@ TEST_F(RwLockWordsTest, TheNextUpgradableReaderTakesOverAWriteLockWhoseWriterEnd
 }
 
 TEST_F(RwLockWordsTest, CorruptUpgradableWordsAreReportedNotActedOn) {
-  for (const std::int32_t corrupt : {kW | kU, kU, kG | Readers(1), kW | kG, kU | kG}) {
+  for (const std::int32_t corrupt : {kW | kU, kU, kW | kG, kU | kG}) {
     SCOPED_TRACE(corrupt);
     EXPECT_TRUE(RwLockWords::is_corrupt(corrupt));
     words_[0] = corrupt;
@@ -1250,6 +1412,8 @@ TEST_F(RwLockWordsTest, CorruptUpgradableWordsAreReportedNotActedOn) {
   words_[1] = 0;
   EXPECT_FALSE(RwLockWords::is_corrupt(kU | kG | Readers(2)));
   EXPECT_FALSE(RwLockWords::is_corrupt(kU | kP | Readers(1)));
+  EXPECT_FALSE(RwLockWords::is_corrupt(kG | Readers(1))) << "a writer drains the last reader";
+  EXPECT_FALSE(RwLockWords::is_corrupt(kG | kP)) << "the lock is the draining writer's";
 }
 
 TEST(RwLockTest, TheUpgradableReadLockOfTheSelfContainedLock) {
@@ -1333,7 +1497,7 @@ TEST(RwLockTest, UpgradersWritersAndReadersKeepAnExactCountAndNoWriteComesBetwee
   EXPECT_EQ(reads.load(), 2 * kIterations);
   EXPECT_EQ(words[0], 0);
   EXPECT_EQ(words[1], 0);
-  EXPECT_EQ(parking_lot::queued_count(lock.upgrade_key()), 0u);
+  EXPECT_EQ(parking_lot::queued_count(lock.drain_key()), 0u);
 }
 
 // --- Wait steps: one protocol per wait, run as a Promise wait and as a blocking wait ---
@@ -1393,11 +1557,9 @@ TEST_F(RwLockWordsTest, ALockStepThatGivesUpLetsTheWaitersBehindItThrough) {
   using Mode = RwLockWords::Mode;
   ASSERT_TRUE(lock_.try_lock_shared());
   // A Promise writer queued behind the reader keeps a later reader out, until it is cancelled.
-  RwLockWords::LockStep writer_step(lock_, Mode::kExclusive, kAsyncA);
-  testing::PromiseWait writer(writer_step, kAsyncA);
+  PromiseLock writer(lock_, Mode::kExclusive, kAsyncA);
   ASSERT_EQ(writer.Start(), Outcome::kPending);
-  RwLockWords::LockStep reader_step(lock_, Mode::kShared, kAsyncB);
-  testing::PromiseWait reader(reader_step, kAsyncB);
+  PromiseLock reader(lock_, Mode::kShared, kAsyncB);
   ASSERT_EQ(reader.Start(), Outcome::kPending);
   EXPECT_EQ(writer.Cancel(), Outcome::kCancelled);
   ASSERT_EQ(reader.Settle(), Outcome::kAcquired) << "granted beside the reader holding the lock";
@@ -1498,7 +1660,7 @@ TEST_F(RwLockWordsTest, OneUpgradeStepServesAPromiseWaitAndABlockingWait) {
       EXPECT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
     }
   });
-  ASSERT_TRUE(WaitUntil([&] { return upgrading() == 1; }));
+  ASSERT_TRUE(WaitUntil([&] { return draining() == 1; }));
   EXPECT_EQ(upgraded.load(), Outcome::kPending);
   ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
   upgrader.join();

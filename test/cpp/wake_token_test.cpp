@@ -23,7 +23,7 @@ TEST(WakeTokenTest, NoTwoPrimitivesShareATokenRange) {
       {"condition", {ConditionWord::kNotified}},
       {"rwlock",
        {RwLockWords::kGrantedShared, RwLockWords::kGrantedExclusive,
-        RwLockWords::kGrantedUpgradable, RwLockWords::kUpgradeReady}},
+        RwLockWords::kGrantedUpgradable, RwLockWords::kReadersLeft, RwLockWords::kGrantedDrain}},
       {"semaphore", {SemaphoreWord::kGranted, SemaphoreWord::kCompete}},
       {"futex", {futex::kNotified}},
       {"once", {OnceWord::kFinished, OnceWord::kHandedOff}},

@@ -1,0 +1,73 @@
+// The RWLock's draining writer (rwlock.cpp, "The drain"): the upgrader, or the writer granted the
+// drain, waiting on a key of its own for the read holds to leave.
+#include "rwlock.h"
+
+namespace parklock {
+
+namespace {
+// The drain key is the owner word, one word after the state word.
+const void* state_word_of_drain_key(const void* key) noexcept {
+  return static_cast<const std::int32_t*>(key) - RwLockWords::kOwnerIndex;
+}
+ThreadId holder_of_drain_key(const void* key) noexcept {
+  return RwLockWords::holder_at(state_word_of_drain_key(key));
+}
+}  // namespace
+
+// The draining writer is owed no lock when a thread ends: the upgrader holds the lock it waits on,
+// and the other waits for readers, which are not recorded per thread.
+const WaitSite RwLockWords::kDrainSite{"rwlock", &state_word_of_drain_key, &holder_of_drain_key,
+                                       nullptr};
+
+Attempt RwLockWords::take_drained(ThreadId self) noexcept {
+  std::int32_t seen = state().load(std::memory_order_relaxed);
+  // The draining bit is this writer's alone to clear: without it the word was overwritten.
+  if (is_corrupt(seen) || (seen & kDraining) == 0) return Attempt::kCorrupt;
+  if (readers_of(seen) > drained_readers(seen)) return Attempt::kContended;
+  // Only the parked bit can change beside the drain: nothing is granted while it lasts.
+  if (!state().compare_exchange_weak(seen, kWriter | (seen & kParked), std::memory_order_acquire,
+                                     std::memory_order_relaxed)) {
+    return Attempt::kRetry;
+  }
+  owner().store(self, std::memory_order_relaxed);
+  return Attempt::kAcquired;
+}
+
+Outcome RwLockWords::drain_or_enqueue(ThreadId self, Waiter& waiter, Deadline deadline) {
+  const auto must_wait = [this] { return must_wait_for_readers(); };
+  for (;;) {
+    switch (take_drained(self)) {
+      case Attempt::kAcquired:
+        return Outcome::kAcquired;
+      case Attempt::kCorrupt:
+        return Outcome::kCorrupt;
+      case Attempt::kRetry:
+        continue;
+      case Attempt::kContended:
+        break;
+    }
+    if (deadline.expired()) {
+      end_drain();
+      return Outcome::kTimedOut;
+    }
+    if (parking_lot::enqueue(drain_key(), waiter, must_wait, &kDrainSite)) return Outcome::kPending;
+  }
+}
+
+void RwLockWords::end_drain(parking_lot::Wakeups* deferred, bool grant) noexcept {
+  std::int32_t seen = state().load(std::memory_order_relaxed);
+  while ((seen & kDraining) != 0) {
+    // The bit and the grant of the waiters it kept out in one step: the word never shows a free
+    // lock with waiters refused.
+    if (grant && (seen & kParked) != 0) {
+      release_and_grant(kDraining, kNoThread, deferred);
+      return;
+    }
+    if (state().compare_exchange_weak(seen, seen & ~kDraining, std::memory_order_release,
+                                      std::memory_order_relaxed)) {
+      return;
+    }
+  }
+}
+
+}  // namespace parklock
