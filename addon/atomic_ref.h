@@ -60,25 +60,16 @@ class atomic_ref {
     return __atomic_exchange_n(ptr_, value, detail::builtin_order(order));
   }
 
-  bool compare_exchange_weak(T& expected, T desired, std::memory_order success,
-                             std::memory_order failure) const noexcept {
-    return __atomic_compare_exchange_n(ptr_, &expected, desired, true,
-                                       detail::builtin_order(success),
-                                       detail::builtin_order(failure));
+  // Both take one order, or a success and a failure order, as std::atomic_ref's do. A weak
+  // compare-exchange may fail spuriously (it belongs in a loop); a strong one fails only when the
+  // value differs from `expected`.
+  template <typename... Orders>
+  bool compare_exchange_weak(T& expected, T desired, Orders... orders) const noexcept {
+    return compare_exchange(expected, desired, /*weak=*/true, orders...);
   }
-  bool compare_exchange_weak(T& expected, T desired,
-                             std::memory_order order = std::memory_order_seq_cst) const noexcept {
-    return compare_exchange_weak(expected, desired, order, detail::failure_order(order));
-  }
-  bool compare_exchange_strong(T& expected, T desired, std::memory_order success,
-                               std::memory_order failure) const noexcept {
-    return __atomic_compare_exchange_n(ptr_, &expected, desired, false,
-                                       detail::builtin_order(success),
-                                       detail::builtin_order(failure));
-  }
-  bool compare_exchange_strong(T& expected, T desired,
-                               std::memory_order order = std::memory_order_seq_cst) const noexcept {
-    return compare_exchange_strong(expected, desired, order, detail::failure_order(order));
+  template <typename... Orders>
+  bool compare_exchange_strong(T& expected, T desired, Orders... orders) const noexcept {
+    return compare_exchange(expected, desired, /*weak=*/false, orders...);
   }
 
   T fetch_add(T value, std::memory_order order = std::memory_order_seq_cst) const noexcept {
@@ -95,6 +86,17 @@ class atomic_ref {
   }
 
  private:
+  bool compare_exchange(T& expected, T desired, bool weak, std::memory_order success,
+                        std::memory_order failure) const noexcept {
+    return __atomic_compare_exchange_n(ptr_, &expected, desired, weak,
+                                       detail::builtin_order(success),
+                                       detail::builtin_order(failure));
+  }
+  bool compare_exchange(T& expected, T desired, bool weak,
+                        std::memory_order order = std::memory_order_seq_cst) const noexcept {
+    return compare_exchange(expected, desired, weak, order, detail::failure_order(order));
+  }
+
   T* ptr_;
 };
 

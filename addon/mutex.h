@@ -73,12 +73,12 @@ struct LockTerms {
 
 class MutexWord : public Int32Words<1> {
  public:
-  using OwnerField = ThreadField<2>;
+  enum State : std::int32_t { kUnlocked = 0, kLocked = 1, kLockedParked = 2 };
+
+  using OwnerField = ThreadField<State, 2>;
   static constexpr int kOwnerShift = OwnerField::kShift;
   static constexpr std::int32_t kStateMask = OwnerField::kStateMask;
   static constexpr ThreadId kOwnerLimit = OwnerField::kLimit;
-
-  enum State : std::int32_t { kUnlocked = 0, kLocked = 1, kLockedParked = 2 };
 
   // Tokens a waiter receives from the unlock slow path.
   enum Wake : WakeToken {
@@ -91,15 +91,10 @@ class MutexWord : public Int32Words<1> {
   using LockStatus = parklock::LockStatus;
   enum class UnlockStatus { kUnlocked, kNotOwner, kCorrupt };
 
-  static constexpr std::int32_t held_by(ThreadId thread, State state) noexcept {
-    return OwnerField::pack(thread, state);
-  }
-  static constexpr State state_of(std::int32_t word) noexcept {
-    return static_cast<State>(OwnerField::state_bits(word));
-  }
-  static constexpr ThreadId owner_of(std::int32_t word) noexcept {
-    return OwnerField::thread_of(word);
-  }
+  // The word of `thread` holding the lock in a state; a word's state; a word's owner.
+  static constexpr auto held_by = OwnerField::pack;
+  static constexpr auto state_of = OwnerField::state_of;
+  static constexpr auto owner_of = OwnerField::thread_of;
 
   explicit MutexWord(std::int32_t* word) noexcept : word_(word) {}
 

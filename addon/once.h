@@ -49,11 +49,11 @@ namespace parklock {
 
 class OnceWord : public Int32Words<1> {
  public:
-  using RunnerField = ThreadField<2>;
+  enum State : std::int32_t { kNotDone = 0, kDone = 1, kRunning = 2, kRunningParked = 3 };
+
+  using RunnerField = ThreadField<State, 2>;
   static constexpr int kRunnerShift = RunnerField::kShift;
   static constexpr std::int32_t kStateMask = RunnerField::kStateMask;
-
-  enum State : std::int32_t { kNotDone = 0, kDone = 1, kRunning = 2, kRunningParked = 3 };
 
   // Tokens a waiter receives.
   enum Wake : WakeToken {
@@ -63,15 +63,10 @@ class OnceWord : public Int32Words<1> {
 
   enum class FinishStatus { kFinished, kNotRunner, kCorrupt };
 
-  static constexpr std::int32_t run_by(ThreadId thread, State state) noexcept {
-    return RunnerField::pack(thread, state);
-  }
-  static constexpr State state_of(std::int32_t word) noexcept {
-    return static_cast<State>(RunnerField::state_bits(word));
-  }
-  static constexpr ThreadId runner_of(std::int32_t word) noexcept {
-    return RunnerField::thread_of(word);
-  }
+  // The word of `thread` running the initializer in a state; a word's state; a word's runner.
+  static constexpr auto run_by = RunnerField::pack;
+  static constexpr auto state_of = RunnerField::state_of;
+  static constexpr auto runner_of = RunnerField::thread_of;
 
   // The runner a word names (kNoThread if nobody runs).
   static constexpr ThreadId runner_in(std::int32_t word) noexcept {

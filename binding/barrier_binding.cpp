@@ -26,13 +26,14 @@ const Exports registered([](Napi::Env env, Napi::Object exports) {
   exports.Set("barrierWait", Napi::Function::New(env, blocking_wait<Wait>, "barrierWait"));
   exports.Set("barrierWaitAsync", Napi::Function::New(env, promise_wait<Wait>, "barrierWaitAsync"));
 
-  Napi::Object layout = new_layout<BarrierWord>(env);
-  layout.Set("STATE_INDEX", static_cast<double>(BarrierWord::kStateIndex));
-  layout.Set("PARTIES_INDEX", static_cast<double>(BarrierWord::kPartiesIndex));
-  layout.Set("GENERATION_SHIFT", BarrierWord::kGenerationShift);
-  layout.Set("ARRIVED_MASK", BarrierWord::kArrivedMask);
-  layout.Set("MAX_PARTIES", BarrierWord::kMaxParties);
-  exports.Set("barrierLayout", layout);
+  const LayoutConstant own[] = {
+      {"STATE_INDEX", BarrierWord::kStateIndex},
+      {"PARTIES_INDEX", BarrierWord::kPartiesIndex},
+      {"GENERATION_SHIFT", BarrierWord::kGenerationShift},
+      {"ARRIVED_MASK", BarrierWord::kArrivedMask},
+      {"MAX_PARTIES", BarrierWord::kMaxParties},
+  };
+  exports.Set("barrierLayout", new_layout<BarrierWord>(env, own));
 });
 
 }  // namespace

@@ -42,10 +42,11 @@ const Exports registered([](Napi::Env env, Napi::Object exports) {
   exports.Set("conditionNotifyOne", Napi::Function::New(env, notify_one, "conditionNotifyOne"));
   exports.Set("conditionNotifyAll", Napi::Function::New(env, notify_all, "conditionNotifyAll"));
 
-  Napi::Object layout = new_layout<ConditionWord>(env);
-  layout.Set("NO_WAITERS", static_cast<double>(ConditionWord::kNoWaiters));
-  layout.Set("MAY_HAVE_WAITERS", static_cast<double>(ConditionWord::kMayHaveWaiters));
-  exports.Set("conditionLayout", layout);
+  const LayoutConstant own[] = {
+      {"NO_WAITERS", ConditionWord::kNoWaiters},
+      {"MAY_HAVE_WAITERS", ConditionWord::kMayHaveWaiters},
+  };
+  exports.Set("conditionLayout", new_layout<ConditionWord>(env, own));
 });
 
 }  // namespace

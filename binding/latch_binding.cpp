@@ -59,10 +59,11 @@ const Exports registered([](Napi::Env env, Napi::Object exports) {
   exports.Set("latchWait", Napi::Function::New(env, blocking_wait<Wait>, "latchWait"));
   exports.Set("latchWaitAsync", Napi::Function::New(env, promise_wait<Wait>, "latchWaitAsync"));
 
-  Napi::Object layout = new_layout<LatchWord>(env);
-  layout.Set("COUNT_INDEX", static_cast<double>(LatchWord::kCountIndex));
-  layout.Set("MAX_COUNT", static_cast<double>(LatchWord::kMaxCount));
-  exports.Set("latchLayout", layout);
+  const LayoutConstant own[] = {
+      {"COUNT_INDEX", LatchWord::kCountIndex},
+      {"MAX_COUNT", LatchWord::kMaxCount},
+  };
+  exports.Set("latchLayout", new_layout<LatchWord>(env, own));
 });
 
 }  // namespace

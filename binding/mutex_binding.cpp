@@ -54,13 +54,12 @@ const Exports registered([](Napi::Env env, Napi::Object exports) {
   exports.Set("mutexLockAsync", Napi::Function::New(env, promise_wait<Lock>, "mutexLockAsync"));
   exports.Set("mutexTakeOver", Napi::Function::New(env, take_over, "mutexTakeOver"));
 
-  Napi::Object layout = new_layout<MutexWord>(env);
-  layout.Set("UNLOCKED", static_cast<double>(MutexWord::kUnlocked));
-  layout.Set("LOCKED", static_cast<double>(MutexWord::kLocked));
-  layout.Set("LOCKED_PARKED", static_cast<double>(MutexWord::kLockedParked));
-  layout.Set("STATE_MASK", MutexWord::kStateMask);
-  layout.Set("OWNER_SHIFT", MutexWord::kOwnerShift);
-  exports.Set("mutexLayout", layout);
+  const LayoutConstant own[] = {
+      {"UNLOCKED", MutexWord::kUnlocked},          {"LOCKED", MutexWord::kLocked},
+      {"LOCKED_PARKED", MutexWord::kLockedParked}, {"STATE_MASK", MutexWord::kStateMask},
+      {"OWNER_SHIFT", MutexWord::kOwnerShift},
+  };
+  exports.Set("mutexLayout", new_layout<MutexWord>(env, own));
 });
 
 }  // namespace

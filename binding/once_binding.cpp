@@ -43,14 +43,12 @@ const Exports registered([](Napi::Env env, Napi::Object exports) {
   exports.Set("onceBeginAsync", Napi::Function::New(env, promise_wait<Begin>, "onceBeginAsync"));
   exports.Set("onceFinishSlow", Napi::Function::New(env, finish_slow, "onceFinishSlow"));
 
-  Napi::Object layout = new_layout<OnceWord>(env);
-  layout.Set("NOT_DONE", static_cast<double>(OnceWord::kNotDone));
-  layout.Set("DONE", static_cast<double>(OnceWord::kDone));
-  layout.Set("RUNNING", static_cast<double>(OnceWord::kRunning));
-  layout.Set("RUNNING_PARKED", static_cast<double>(OnceWord::kRunningParked));
-  layout.Set("STATE_MASK", OnceWord::kStateMask);
-  layout.Set("RUNNER_SHIFT", OnceWord::kRunnerShift);
-  exports.Set("onceLayout", layout);
+  const LayoutConstant own[] = {
+      {"NOT_DONE", OnceWord::kNotDone},     {"DONE", OnceWord::kDone},
+      {"RUNNING", OnceWord::kRunning},      {"RUNNING_PARKED", OnceWord::kRunningParked},
+      {"STATE_MASK", OnceWord::kStateMask}, {"RUNNER_SHIFT", OnceWord::kRunnerShift},
+  };
+  exports.Set("onceLayout", new_layout<OnceWord>(env, own));
 });
 
 }  // namespace

@@ -131,20 +131,21 @@ const Exports registered([](Napi::Env env, Napi::Object exports) {
   exports.Set("rwlockTakeOver", Napi::Function::New(env, take_over, "rwlockTakeOver"));
   exports.Set("rwlockDowngrade", Napi::Function::New(env, downgrade, "rwlockDowngrade"));
 
-  Napi::Object layout = new_layout<RwLockWords>(env);
-  layout.Set("STATE_INDEX", static_cast<double>(RwLockWords::kStateIndex));
-  layout.Set("OWNER_INDEX", static_cast<double>(RwLockWords::kOwnerIndex));
-  layout.Set("WRITER", RwLockWords::kWriter);
-  layout.Set("PARKED", RwLockWords::kParked);
-  layout.Set("UPGRADABLE", RwLockWords::kUpgradable);
-  layout.Set("DRAINING", RwLockWords::kDraining);
-  layout.Set("READER_SHIFT", RwLockWords::kReaderShift);
-  layout.Set("ONE_READER", RwLockWords::kOneReader);
-  layout.Set("MAX_READERS", RwLockWords::kMaxReaders);
-  // What inspect() reports as a waiter's request.
-  layout.Set("SHARED_REQUEST", static_cast<double>(RwLockWords::kSharedRequest));
-  layout.Set("UPGRADE_REQUEST", static_cast<double>(RwLockWords::kUpgradeRequest));
-  exports.Set("rwlockLayout", layout);
+  const LayoutConstant own[] = {
+      {"STATE_INDEX", RwLockWords::kStateIndex},
+      {"OWNER_INDEX", RwLockWords::kOwnerIndex},
+      {"WRITER", RwLockWords::kWriter},
+      {"PARKED", RwLockWords::kParked},
+      {"UPGRADABLE", RwLockWords::kUpgradable},
+      {"DRAINING", RwLockWords::kDraining},
+      {"READER_SHIFT", RwLockWords::kReaderShift},
+      {"ONE_READER", RwLockWords::kOneReader},
+      {"MAX_READERS", RwLockWords::kMaxReaders},
+      // What inspect() reports as a waiter's request.
+      {"SHARED_REQUEST", RwLockWords::kSharedRequest},
+      {"UPGRADE_REQUEST", RwLockWords::kUpgradeRequest},
+  };
+  exports.Set("rwlockLayout", new_layout<RwLockWords>(env, own));
 });
 
 }  // namespace

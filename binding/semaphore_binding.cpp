@@ -68,12 +68,13 @@ const Exports registered([](Napi::Env env, Napi::Object exports) {
   exports.Set("semaphoreAcquireAsync",
               Napi::Function::New(env, promise_wait<Acquire>, "semaphoreAcquireAsync"));
 
-  Napi::Object layout = new_layout<SemaphoreWord>(env);
-  layout.Set("PERMITS_MASK", SemaphoreWord::kPermitsMask);
-  layout.Set("WAITERS_BIT", SemaphoreWord::kWaitersBit);
-  layout.Set("HAND_OFF_BIT", SemaphoreWord::kHandOffBit);
-  layout.Set("MAX_PERMITS", SemaphoreWord::kMaxPermits);
-  exports.Set("semaphoreLayout", layout);
+  const LayoutConstant own[] = {
+      {"PERMITS_MASK", SemaphoreWord::kPermitsMask},
+      {"WAITERS_BIT", SemaphoreWord::kWaitersBit},
+      {"HAND_OFF_BIT", SemaphoreWord::kHandOffBit},
+      {"MAX_PERMITS", SemaphoreWord::kMaxPermits},
+  };
+  exports.Set("semaphoreLayout", new_layout<SemaphoreWord>(env, own));
 });
 
 }  // namespace

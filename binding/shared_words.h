@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace parklock::binding {
 
@@ -22,14 +23,21 @@ inline std::int32_t* shared_words(const Napi::CallbackInfo& info, std::size_t ar
   return shared_words(info.Env(), info[arg], info[arg + 1], word_count);
 }
 
-// A primitive's layout object for JavaScript, starting with the three entries every primitive has;
-// the caller adds the primitive's own constants.
+// One constant of a primitive's layout, as JavaScript reads it: a number.
+struct LayoutConstant {
+  const char* name;
+  double value;
+};
+
+// A primitive's layout object for JavaScript: the three entries every primitive has, then the
+// primitive's own constants.
 template <typename Words>
-Napi::Object new_layout(Napi::Env env) {
+Napi::Object new_layout(Napi::Env env, std::span<const LayoutConstant> own) {
   Napi::Object layout = Napi::Object::New(env);
   layout.Set("WORDS", static_cast<double>(Words::kWordCount));
   layout.Set("BYTES", static_cast<double>(Words::kBytes));
   layout.Set("ALIGN", static_cast<double>(Words::kAlign));
+  for (const LayoutConstant& constant : own) layout.Set(constant.name, constant.value);
   return layout;
 }
 

@@ -11,6 +11,19 @@ const futex = require('./futex');
 const native = require('./native');
 const { inspect, watchdog } = require('./inspect');
 
+// The shared-memory layouts, as the addon defines them (see addon/*.h).
+const layouts = Object.freeze({
+  mutex: Object.freeze({ ...native.mutexLayout }),
+  latch: Object.freeze({ ...native.latchLayout }),
+  once: Object.freeze({ ...native.onceLayout }),
+  barrier: Object.freeze({ ...native.barrierLayout }),
+  condition: Object.freeze({ ...native.conditionLayout }),
+  semaphore: Object.freeze({ ...native.semaphoreLayout }),
+  rwlock: Object.freeze({ ...native.rwlockLayout }),
+});
+
+// Only names, in one object literal: that is what lets Node (cjs-module-lexer) see them as the
+// named exports of lib/index.mjs without running this file.
 module.exports = {
   Mutex,
   AsyncLock,
@@ -25,14 +38,5 @@ module.exports = {
   RWLock,
   inspect,
   watchdog,
-  // The shared-memory layouts, as the addon defines them (see addon/*.h).
-  layouts: Object.freeze({
-    mutex: Object.freeze({ ...native.mutexLayout }),
-    latch: Object.freeze({ ...native.latchLayout }),
-    once: Object.freeze({ ...native.onceLayout }),
-    barrier: Object.freeze({ ...native.barrierLayout }),
-    condition: Object.freeze({ ...native.conditionLayout }),
-    semaphore: Object.freeze({ ...native.semaphoreLayout }),
-    rwlock: Object.freeze({ ...native.rwlockLayout }),
-  }),
+  layouts,
 };

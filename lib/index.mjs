@@ -1,19 +1,6 @@
+// The ESM entry: every named export of the CommonJS entry (Node reads their names from its
+// module.exports literal), plus the whole API as the default export.
 import parklock from './index.js';
 
-export const {
-  Mutex,
-  AsyncLock,
-  TimeoutError,
-  OwnerDiedError,
-  futex,
-  Latch,
-  Once,
-  Barrier,
-  Condition,
-  Semaphore,
-  RWLock,
-  layouts,
-  inspect,
-  watchdog,
-} = parklock;
+export * from './index.js';
 export default parklock;

@@ -24,6 +24,12 @@ describe('ESM entry (lib/index.mjs)', () => {
     assert.equal(layouts, cjs.layouts);
   });
 
+  it('names every export of the CommonJS entry', async () => {
+    const cjs = require('../lib/index.js');
+    const esm = await import('../lib/index.mjs');
+    for (const name of Object.keys(cjs)) assert.equal(esm[name], cjs[name], name);
+  });
+
   it('the package name resolves to the same module from import and require', async () => {
     const imported = await import('parklock');
     assert.equal(imported.Mutex, Mutex);

@@ -1,15 +1,12 @@
 // Barrier, a reusable barrier.
 import { Primitive } from './primitive.js';
-import type { AsyncWaitOptions, SharedLocation } from './shared.js';
+import type { AsyncWaitOptions } from './shared.js';
 
-/** A reusable barrier for a fixed number of parties (1 to 65535). */
-export class Barrier extends Primitive {
-  /** Allocates its own shared memory for `parties` parties. */
-  constructor(parties: number);
-  /** A barrier already initialized in caller memory (Barrier.BYTES bytes, aligned to Barrier.ALIGN). */
-  constructor(buffer: SharedArrayBuffer, byteOffset?: number);
-  /** What a Barrier becomes after postMessage / workerData. */
-  constructor(location: SharedLocation);
+/**
+ * A reusable barrier for a fixed number of parties (1 to 65535). Caller memory must hold a barrier
+ * already (Barrier.init()).
+ */
+export class Barrier extends Primitive<[parties: number]> {
   /** Writes a fresh barrier at that location (not for a barrier in use) and returns it. */
   static init(buffer: SharedArrayBuffer, byteOffset: number, parties: number): Barrier;
   readonly parties: number;

@@ -1,16 +1,13 @@
 // Condition, a condition variable used with a Mutex.
 import { Primitive } from './primitive.js';
-import type { AsyncWaitOptions, SharedLocation } from './shared.js';
+import type { AsyncWaitOptions } from './shared.js';
 import type { Mutex } from './mutex.js';
 
 /**
  * A condition variable used with a Mutex. wait() releases the mutex, sleeps until notified, and
  * returns holding it again; notifyAll() moves waiters onto a held mutex's queue.
  */
-export class Condition extends Primitive {
-  constructor();
-  constructor(buffer: SharedArrayBuffer, byteOffset?: number);
-  constructor(location: SharedLocation);
+export class Condition extends Primitive<[]> {
   /** The caller must hold `mutex`. false on timeout; the mutex is held again either way. */
   wait(mutex: Mutex, timeoutMs?: number): boolean;
   /** Resolves true if notified, false on timeout; rejects with signal.reason on abort. */

@@ -1,15 +1,12 @@
 // Latch, a single-use countdown latch.
 import { Primitive } from './primitive.js';
-import type { AsyncWaitOptions, SharedLocation } from './shared.js';
+import type { AsyncWaitOptions } from './shared.js';
 
-/** A single-use countdown latch: waiters are released once the count reaches 0. */
-export class Latch extends Primitive {
-  /** Allocates its own shared memory holding `count` (an integer from 0 to 2^31-1). */
-  constructor(count: number);
-  /** A latch already in caller memory (Latch.BYTES bytes, aligned to Latch.ALIGN; zeroed = open). */
-  constructor(buffer: SharedArrayBuffer, byteOffset?: number);
-  /** What a Latch becomes after postMessage / workerData. */
-  constructor(location: SharedLocation);
+/**
+ * A single-use countdown latch: waiters are released once the count reaches 0. `count` is an
+ * integer from 0 to 2^31-1; zeroed memory is an open latch.
+ */
+export class Latch extends Primitive<[count: number]> {
   /** Writes `count` at that location (not for a latch in use) and returns the latch there. */
   static init(buffer: SharedArrayBuffer, byteOffset: number, count: number): Latch;
   /** The count-downs still missing (0: open). */

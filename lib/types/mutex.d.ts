@@ -1,15 +1,12 @@
 // Mutex and its alias AsyncLock.
 import { Primitive } from './primitive.js';
-import type { AsyncWaitOptions, Guard, SharedLocation } from './shared.js';
+import type { AsyncWaitOptions, Guard } from './shared.js';
 
-/** A fair, owner-checked three-state mutex usable from any thread, blocking or with Promises. */
-export class Mutex extends Primitive {
-  /** Allocates its own zeroed shared memory. */
-  constructor();
-  /** Lives in caller memory (Mutex.BYTES bytes, aligned to Mutex.ALIGN; zeroed = unlocked). */
-  constructor(buffer: SharedArrayBuffer, byteOffset?: number);
-  /** What a Mutex becomes after postMessage / workerData. */
-  constructor(location: SharedLocation);
+/**
+ * A fair, owner-checked three-state mutex usable from any thread, blocking or with Promises.
+ * Zeroed memory is an unlocked mutex.
+ */
+export class Mutex extends Primitive<[]> {
   /**
    * Blocks this thread until it holds the mutex. Throws ERR_PARKLOCK_DEADLOCK if it already does,
    * and OwnerDiedError (holding the mutex) if its previous owner ended while holding it. Returns

@@ -1,6 +1,6 @@
 // Once, a once-only initialization.
 import { Primitive } from './primitive.js';
-import type { AsyncWaitOptions, SharedLocation } from './shared.js';
+import type { AsyncWaitOptions } from './shared.js';
 
 /**
  * What a Once's initializer receives when the previous run's thread ended before completing it
@@ -18,15 +18,10 @@ export interface PreviousRunDiedError extends Error {
 /**
  * A once-only initialization usable from any thread (like Go's sync.Once): the first caller runs
  * its initializer, the others wait for it and return without running theirs; if it throws (or
- * rejects), the once stays not done and the next caller runs its own.
+ * rejects), the once stays not done and the next caller runs its own. Zeroed memory is a once not
+ * done.
  */
-export class Once extends Primitive {
-  /** Allocates its own zeroed shared memory. */
-  constructor();
-  /** Lives in caller memory (Once.BYTES bytes, aligned to Once.ALIGN; zeroed = not done). */
-  constructor(buffer: SharedArrayBuffer, byteOffset?: number);
-  /** What a Once becomes after postMessage / workerData. */
-  constructor(location: SharedLocation);
+export class Once extends Primitive<[]> {
   /** Whether an initializer has completed (for good once true). */
   readonly done: boolean;
   /**

@@ -1,8 +1,21 @@
-// The members every primitive class has (lib/primitive.js). Not exported by the package: only the
-// classes that extend it are.
+// The members and constructors every primitive class has (lib/primitive.js). Not exported by the
+// package: only the classes that extend it are.
 import type { SharedLocation } from './shared.js';
 
-export abstract class Primitive implements SharedLocation {
+/**
+ * Every primitive is constructed the same three ways, declared here once: a class declares no
+ * constructor, and inherits these for its own instances. `Args`: what allocating one takes.
+ */
+export abstract class Primitive<Args extends unknown[]> implements SharedLocation {
+  /** Allocates its own shared memory, initialized from the arguments (see the class). */
+  constructor(...args: Args);
+  /**
+   * Lives in caller memory that holds one already (the class says what zeroed memory holds):
+   * BYTES bytes at `byteOffset` (default 0), aligned to ALIGN.
+   */
+  constructor(buffer: SharedArrayBuffer, byteOffset?: number);
+  /** What the primitive becomes after postMessage / workerData. */
+  constructor(location: SharedLocation);
   /** The bytes of shared memory it takes. */
   static readonly BYTES: number;
   /** The alignment its byteOffset needs. */

@@ -1,21 +1,16 @@
 // RWLock, a fair readers-writer lock with an upgradable read lock.
 import { Primitive } from './primitive.js';
-import type { AsyncWaitOptions, Guard, SharedLocation } from './shared.js';
+import type { AsyncWaitOptions, Guard } from './shared.js';
 
 /**
  * A readers-writer lock usable from any thread, blocking or with Promises: many readers at once,
  * or one writer. Fair: once anybody waits, newcomers queue behind it, and each release grants the
  * lock in FIFO order (the oldest writer alone, or the run of readers at the head of the queue), so
  * readers cannot starve a writer. Read holds are counted, not recorded per thread: a thread that
- * holds a read lock and calls lock() waits forever (upgrading is not detected).
+ * holds a read lock and calls lock() waits forever (upgrading is not detected). Zeroed memory is an
+ * unlocked RWLock.
  */
-export class RWLock extends Primitive {
-  /** Allocates its own zeroed shared memory. */
-  constructor();
-  /** Lives in caller memory (RWLock.BYTES bytes, aligned to RWLock.ALIGN; zeroed = unlocked). */
-  constructor(buffer: SharedArrayBuffer, byteOffset?: number);
-  /** What an RWLock becomes after postMessage / workerData. */
-  constructor(location: SharedLocation);
+export class RWLock extends Primitive<[]> {
   /**
    * Blocks until this thread holds the write lock. Throws ERR_PARKLOCK_DEADLOCK if it already does
    * (also when its own pending lockAsync() is granted the lock while it blocks), and

@@ -1,20 +1,15 @@
 // Semaphore, an eventually fair counting semaphore.
 import { Primitive } from './primitive.js';
-import type { AsyncWaitOptions, Permits, SharedLocation } from './shared.js';
+import type { AsyncWaitOptions, Permits } from './shared.js';
 
 /**
  * An eventually fair counting semaphore usable from any thread, blocking or with Promises: a
  * running thread may take released permits before a queued request (barging), bounded by the
  * fairness interval (about 1 ms), after which permits are handed to the oldest waiters directly,
- * so a large request is not starved by small ones.
+ * so a large request is not starved by small ones. `initialPermits` defaults to 0; zeroed memory
+ * holds 0 permits.
  */
-export class Semaphore extends Primitive {
-  /** Allocates its own shared memory holding `initialPermits` (default 0) permits. */
-  constructor(initialPermits?: number);
-  /** A semaphore already in caller memory (Semaphore.BYTES bytes, aligned to Semaphore.ALIGN; zeroed = 0 permits). */
-  constructor(buffer: SharedArrayBuffer, byteOffset?: number);
-  /** What a Semaphore becomes after postMessage / workerData. */
-  constructor(location: SharedLocation);
+export class Semaphore extends Primitive<[initialPermits?: number]> {
   /** Writes a semaphore with `permits` permits at that location (not for one in use) and returns it. */
   static init(buffer: SharedArrayBuffer, byteOffset: number, permits: number): Semaphore;
   /** The most permits a semaphore holds, and the largest single request or release (2^30 - 1). */
