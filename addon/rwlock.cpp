@@ -41,22 +41,7 @@
 // no upgradable hold is, so the two never meet. A draining writer that gives up clears the bit and,
 // in the same step, grants the waiters it kept out.
 //
-// Owner death (owner_death.h), named holders only. A state with the writer bit whose owner word
-// names a thread that has ended is still held: nothing else could tell the next holder that the
-// data may be half-updated. Whoever finds it on the slow path, in any mode, takes it over and
-// reports kOwnerDied: a writer or upgradable reader by one CAS of the owner word ended -> self; a
-// reader by one CAS of the owner word ended -> 0, which alone makes it the claimant (no writer
-// can take a state with the writer bit, and nobody else writes the owner word of a held lock);
-// then a reader or an upgradable reader turns the writer bit into its read hold, keeping the
-// parked bit. Every claim CASes the owner word, so exactly one thread takes over. With waiters
-// queued when the thread ends, recover_from_ended_owner() claims the owner word the same way and
-// releases the write hold to the oldest waiters, the first of which gets a grant carrying the
-// ended owner; if the queue emptied meanwhile, the writer bit stays and the owner word names the
-// ended thread again, for the next acquirer to find. A writer that gives such a grant away puts
-// the ended owner back and recovers again, so the report is never lost (a reader giving one away
-// just releases its hold). An upgradable read hold whose thread ended is released (a read hold
-// changed nothing), by whoever finds it on the slow path or by the end of that thread. Plain read
-// holds are not recorded per thread, so a reader that ends holding one is not detected.
+// Owner death: see rwlock_owner_death.cpp.
 //
 // Self-deadlock: any blocking acquisition by the thread holding the write lock or the upgradable
 // read lock is refused (kAlreadyHeld) where it would have to wait, also when one of its own
@@ -115,70 +100,6 @@ RwLockWords::LockStatus RwLockWords::lock_shared_slow(ThreadId self, Deadline de
 RwLockWords::LockStatus RwLockWords::lock_upgradable_slow(ThreadId self, Deadline deadline,
                                                           ThreadId* ended_owner) {
   return acquire_slow(Mode::kUpgradable, self, deadline, ended_owner);
-}
-
-Outcome RwLockWords::try_lock_from_ended(Mode mode, ThreadId self, ThreadId* ended_owner) noexcept {
-  if (take_from_ended_owner(mode, self, ended_owner)) return Outcome::kOwnerDied;
-  if (!release_ended_upgrader(self)) return Outcome::kTimedOut;
-  const bool acquired = mode == Mode::kShared      ? try_lock_shared()
-                        : mode == Mode::kExclusive ? try_lock(self)
-                                                   : try_lock_upgradable(self);
-  return acquired ? Outcome::kAcquired : Outcome::kTimedOut;
-}
-
-bool RwLockWords::take_from_ended_owner(Mode mode, ThreadId self, ThreadId* ended_owner) noexcept {
-  // Acquire: a state that a recovery's grant-less finish wrote (writer bit, owner word put back
-  // just before) comes with that owner word.
-  if ((state().load(std::memory_order_acquire) & kWriter) == 0) return false;
-  ThreadId holder = owner().load(std::memory_order_acquire);
-  // The owner word names a thread only while that thread holds the write lock or the upgradable
-  // read lock (a holder clears it before releasing, and stores it only after taking its bit), and
-  // an ended thread never releases: so an owner word naming an ended thread means that thread
-  // holds the lock, and one CAS of the owner word away from that name decides who takes it over.
-  if (holder == self || !thread_ended(holder)) return false;
-  const ThreadId claimed = mode == Mode::kShared ? kNoThread : self;
-  if (!owner().compare_exchange_strong(holder, claimed, std::memory_order_acquire,
-                                       std::memory_order_relaxed)) {
-    return false;
-  }
-  std::int32_t seen = state().load(std::memory_order_relaxed);
-  if ((seen & kWriter) == 0) {
-    // The write hold seen above was released since, and the name is an upgradable reader's that
-    // ended: not a write lock to take over. The name goes back (nobody else writes the owner word
-    // of a held upgradable lock) for release_ended_upgrader().
-    ThreadId mine = claimed;
-    owner().compare_exchange_strong(mine, holder, std::memory_order_relaxed);
-    return false;
-  }
-  if (mode != Mode::kExclusive) {
-    // The writer bit is this thread's now (nobody else acts on it), and only the parked bit can
-    // change beside it: the write hold becomes this thread's read hold.
-    const std::int32_t mine = mode == Mode::kShared ? kOneReader : kUpgradable | kOneReader;
-    while (!state().compare_exchange_weak(seen, (seen & kParked) | mine, std::memory_order_acquire,
-                                          std::memory_order_relaxed)) {
-    }
-  }
-  if (ended_owner != nullptr) *ended_owner = holder;
-  return true;
-}
-
-void RwLockWords::recover_from_ended_owner(const void* address, ThreadId ended) noexcept {
-  RwLockWords lock(const_cast<std::int32_t*>(static_cast<const std::int32_t*>(address)));
-  // Without the parked bit nobody waits: the next thread that wants the lock takes it over.
-  const std::int32_t seen = lock.state().load(std::memory_order_acquire);
-  if ((seen & kParked) == 0) return;
-  if ((seen & kUpgradable) != 0) {
-    lock.release_ended_upgrader(kNoThread);
-    return;
-  }
-  if ((seen & kWriter) == 0) return;
-  // Claimed as a reader would claim it; lost if a thread on its slow path took it over first.
-  ThreadId expected = ended;
-  if (!lock.owner().compare_exchange_strong(expected, kNoThread, std::memory_order_acquire,
-                                            std::memory_order_relaxed)) {
-    return;
-  }
-  lock.release_and_grant(kWriter, ended);
 }
 
 RwLockWords::UnlockStatus RwLockWords::release_write(ThreadId self, std::int32_t keep) noexcept {
@@ -374,67 +295,6 @@ Outcome RwLockWords::lock_or_enqueue(ThreadId self, Waiter& waiter, ThreadId* en
     }
     if (parking_lot::enqueue(address(), waiter, must_wait, &kWaitSite)) return Outcome::kPending;
   }
-}
-
-std::int64_t RwLockWords::LockStep::request() const {
-  switch (mode_) {
-    case Mode::kExclusive:
-      return exclusive_request(self_);
-    case Mode::kShared:
-      return kSharedRequest;
-    case Mode::kUpgradable:
-      break;
-  }
-  return upgradable_request(self_);
-}
-
-Outcome RwLockWords::LockStep::start(Waiter& waiter) {
-  // Whatever a blocking wait waits for here, it would wait for its own write or upgradable hold.
-  // A Promise wait queues behind its own thread's hold like any other: that thread can release
-  // while it waits.
-  if (waiter.blocking() && lock_.is_named_holder(self_)) return Outcome::kAlreadyHeld;
-  ThreadId ended = kNoThread;
-  const Outcome outcome = lock_.lock_or_enqueue(self_, waiter, &ended, deadline());
-  set_ended_owner(ended);
-  return outcome;
-}
-
-// A wake-up on the lock's queue is a grant: the state already counts this waiter, and the grant
-// may carry the writer that ended holding the lock. A writer granted the drain waits on as the
-// draining writer, whose wake-ups mean "look again".
-Outcome RwLockWords::LockStep::resume(Waiter& waiter, WakeToken token) {
-  const WakeToken grant = grant_of(token);
-  if (grant == kGrantedDrain || grant == kReadersLeft) {
-    draining_ = true;
-    return lock_.drain_or_enqueue(self_, waiter, deadline());
-  }
-  set_ended_owner(ended_owner_of(token));
-  return ended_owner() == kNoThread ? Outcome::kAcquired : Outcome::kOwnerDied;
-}
-
-void RwLockWords::LockStep::abandon(Waiter& /*waiter*/, WakeToken token) noexcept {
-  const WakeToken grant = grant_of(token);
-  if (grant == kGrantedDrain || grant == kReadersLeft) {
-    lock_.end_drain();
-  } else {
-    lock_.abandon_wake(self_, token);
-  }
-}
-
-// Leaving without a grant may unblock the waiters queued behind this one, or, for the draining
-// writer, the waiters it kept out.
-bool RwLockWords::LockStep::cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept {
-  if (!draining_) return lock_.cancel(waiter, deferred);
-  if (!parking_lot::cancel(waiter)) return false;
-  lock_.end_drain(deferred);
-  return true;
-}
-
-// A lock granted to one of this thread's own Promise waits while it blocks here would never be
-// released, and neither would a lock in a cycle of blocked threads: the blocked wait watches for
-// both (wait_step.h).
-std::optional<LockWatch> RwLockWords::LockStep::watch(const Waiter& /*waiter*/) const {
-  return LockWatch{{&kWaitSite, lock_.address()}, /*for_the_lock=*/true};
 }
 
 void RwLockWords::abandon_wake(ThreadId self, WakeToken token) noexcept {

@@ -10,8 +10,9 @@
 namespace parklock {
 
 // A lock wait of `self` in `mode`. Every wake-up is a grant in that mode, or for a writer the
-// drain (kGrantedDrain), after which it waits on as the draining writer.
-class RwLockWords::LockStep final : public WaitStep {
+// drain (kGrantedDrain), after which it waits on as the draining writer, whose wake-ups mean
+// "look again".
+class RwLockWords::LockStep : public WaitStep {
  public:
   LockStep(RwLockWords lock, Mode mode, ThreadId self) noexcept
       : lock_(lock), mode_(mode), self_(self) {}
@@ -22,27 +23,24 @@ class RwLockWords::LockStep final : public WaitStep {
   bool cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept override;
   std::optional<LockWatch> watch(const Waiter& waiter) const override;
 
+ protected:
+  struct Upgrade {};
+  LockStep(RwLockWords lock, ThreadId self, Upgrade) noexcept
+      : lock_(lock), mode_(Mode::kExclusive), self_(self), upgrade_(true), draining_(true) {}
+
  private:
   RwLockWords lock_;
   const Mode mode_;
   const ThreadId self_;
+  const bool upgrade_ = false;
   bool draining_ = false;
 };
 
-// The upgrade of the upgradable read hold of `self`. Each wake-up means "look again": the
-// upgrader is the only waiter of the drain key.
-class RwLockWords::UpgradeStep final : public WaitStep {
+// The upgrade of the upgradable read hold of `self` to the write lock: a lock wait that starts as
+// the draining writer (its hold keeps the lock taken, so no grant is needed first).
+class RwLockWords::UpgradeStep final : public LockStep {
  public:
-  UpgradeStep(RwLockWords lock, ThreadId self) noexcept : lock_(lock), self_(self) {}
-  std::int64_t request() const override { return kUpgradeRequest; }
-  Outcome start(Waiter& waiter) override;
-  Outcome resume(Waiter& waiter, WakeToken token) override;
-  void abandon(Waiter& waiter, WakeToken token) noexcept override;
-  bool cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept override;
-
- private:
-  RwLockWords lock_;
-  const ThreadId self_;
+  UpgradeStep(RwLockWords lock, ThreadId self) noexcept : LockStep(lock, self, Upgrade{}) {}
 };
 
 }  // namespace parklock

@@ -128,32 +128,4 @@ Outcome RwLockWords::upgrade_or_enqueue(ThreadId self, Waiter& waiter, Deadline 
   return drain_or_enqueue(self, waiter, deadline);
 }
 
-Outcome RwLockWords::UpgradeStep::start(Waiter& waiter) {
-  // The draining bit beside this thread's own hold is set only by its Promise upgrade, which must
-  // end first: a blocking upgrade would wait for it forever.
-  if (waiter.blocking() && lock_.holds_upgradable(self_) &&
-      (lock_.state().load(std::memory_order_relaxed) & kDraining) != 0) {
-    return Outcome::kNotOwner;
-  }
-  return lock_.upgrade_or_enqueue(self_, waiter, deadline());
-}
-
-// The wake-up carries nothing to pass on (this thread is the only draining writer): look again.
-Outcome RwLockWords::UpgradeStep::resume(Waiter& waiter, WakeToken /*token*/) {
-  return lock_.drain_or_enqueue(self_, waiter, deadline());
-}
-
-// The wake-up obliges nothing, but the drain must end: it keeps readers out.
-void RwLockWords::UpgradeStep::abandon(Waiter& /*waiter*/, WakeToken /*token*/) noexcept {
-  lock_.end_drain();
-}
-
-// A teardown (`deferred`) leaves the readers kept out to the release of the thread's upgradable
-// hold, which its end brings (owner_death.h) and which grants them.
-bool RwLockWords::UpgradeStep::cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept {
-  if (!parking_lot::cancel(waiter)) return false;
-  lock_.end_drain(deferred, /*grant=*/deferred == nullptr);
-  return true;
-}
-
 }  // namespace parklock
