@@ -582,7 +582,7 @@ describe('RWLock across workers', () => {
     }
   });
 
-  it('stress: writers, readers and upgraders in workers, sync and async, exact counts, no torn reads, no write between an upgrader\'s read and its upgrade', { timeout: 60_000 }, async () => {
+  it('stress: writers (some downgrading), readers and upgraders in workers, sync, async and giving up, exact counts, no torn reads, no write between an upgrader\'s read and its upgrade', { timeout: 60_000 }, async () => {
     const rw = new RWLock();
     const data = new SharedArrayBuffer(8 * 4);
     const inside = new SharedArrayBuffer(4 * 4);
@@ -601,7 +601,8 @@ describe('RWLock across workers', () => {
       { limit: 50_000 },
     );
     const counts = new Int32Array(data);
-    const writes = (WRITERS + UPGRADERS) * ROUNDS;
+    const writes = results.reduce((sum, r) => sum + r.writes, 0);
+    assert.ok(writes >= UPGRADERS * ROUNDS, 'every upgrader wrote every round');
     assert.deepEqual(Array.from(counts), Array(counts.length).fill(writes), 'every write counted, in every word');
     assert.equal(results.reduce((sum, r) => sum + r.torn, 0), 0, 'no reader saw a half-done write');
     assert.equal(results.reduce((sum, r) => sum + r.stale, 0), 0, 'no write came between an upgrader\'s read and its upgrade');
