@@ -174,12 +174,16 @@ RwLockWords::UnlockStatus RwLockWords::unlock_shared_slow() noexcept {
 
 void RwLockWords::release_and_grant(std::int32_t released, ThreadId ended,
                                     parking_lot::Wakeups* deferred) noexcept {
-  with_release_grant(released, ended, [&](const parking_lot::Grant& grant) {
+  const bool drained = with_release_grant(released, ended, [&](const parking_lot::Grant& grant) {
     parking_lot::unpark_filter(address(), grant, deferred);
   });
+  // A read hold released here may be the last one a drain waited for: the drain can begin between
+  // a reader's look at the word and this step. (Never with `deferred`: only end_drain() passes
+  // it, and the drain is over then.)
+  if (drained) parking_lot::unpark_some(drain_key(), 1, kReadersLeft);
 }
 
-void RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
+bool RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
                                      FunctionRef<void(const parking_lot::Grant&)> run) noexcept {
   // Decided on the word as first read under the bucket lock (see "Why a grant never acts on a
   // stale word" above); the final update re-reads it.
@@ -188,6 +192,7 @@ void RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
   ThreadId granted_writer = kNoThread;
   ThreadId granted_upgrader = kNoThread;
   bool granted_drain = false;
+  bool drained = false;
   const auto without_us = [&](std::int32_t word) {
     return (static_cast<std::uint32_t>(word) & ~static_cast<std::uint32_t>(kParked)) -
            static_cast<std::uint32_t>(released);
@@ -255,12 +260,15 @@ void RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
       if (!queue_empty) next |= kParked;
       if (state().compare_exchange_weak(seen, static_cast<std::int32_t>(next),
                                         std::memory_order_acq_rel, std::memory_order_relaxed)) {
+        const auto word = static_cast<std::int32_t>(next);
+        drained = (word & kDraining) != 0 && readers_of(word) == drained_readers(word);
         return;
       }
     }
   };
   const FunctionRef<std::optional<WakeToken>(std::int64_t)> offer = grant;
   run(parking_lot::Grant{&offer, finish});
+  return drained;
 }
 
 Outcome RwLockWords::lock_or_enqueue(ThreadId self, Waiter& waiter, ThreadId* ended_owner,

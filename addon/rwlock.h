@@ -388,8 +388,10 @@ class RwLockWords : public Int32Words<2> {
   void release_and_grant(std::int32_t released, ThreadId ended = kNoThread,
                          parking_lot::Wakeups* deferred = nullptr) noexcept;
   // The grant step of release_and_grant(), handed to `run`, which must run it under the bucket
-  // lock (parking_lot::unpark_filter, or a departing waiter's on_leave) exactly once.
-  void with_release_grant(std::int32_t released, ThreadId ended,
+  // lock (parking_lot::unpark_filter, or a departing waiter's on_leave) exactly once. True if it
+  // left a draining writer with only the readers it waits for: the caller wakes it, outside the
+  // bucket lock.
+  bool with_release_grant(std::int32_t released, ThreadId ended,
                           FunctionRef<void(const parking_lot::Grant&)> run) noexcept;
   // The draining writer `self` takes the write lock if the readers it waits for have left.
   Attempt take_drained(ThreadId self) noexcept;
