@@ -375,8 +375,7 @@ TEST_F(BarrierWordTest, MoreThreadsThanPartiesFormWholeGenerations) {
 // party arrives, whichever form that party takes, and the last is the leader.
 TEST_F(BarrierWordTest, OneArriveStepServesAPromiseWaitAndABlockingWait) {
   barrier_.init(3);
-  BarrierWord::ArriveStep promise_step(barrier_);
-  PromiseWait promise(promise_step);
+  testing::PromiseStep<BarrierWord::ArriveStep> promise(barrier_);
   ASSERT_EQ(promise.Start(), Outcome::kPending);
   EXPECT_EQ(state(), State(0, 1));
   std::atomic<Outcome> blocking{Outcome::kPending};
@@ -393,8 +392,7 @@ TEST_F(BarrierWordTest, OneArriveStepServesAPromiseWaitAndABlockingWait) {
   StartBlockingWait<BarrierWord::ArriveStep>(threads, blocking, barrier_);
   ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
   EXPECT_EQ(barrier_.arrive().status, ArriveStatus::kJoined);
-  BarrierWord::ArriveStep leader_step(barrier_);
-  PromiseWait leader(leader_step);
+  testing::PromiseStep<BarrierWord::ArriveStep> leader(barrier_);
   EXPECT_EQ(leader.Start(), Outcome::kLeader);
   threads.JoinOrAbort();
   EXPECT_EQ(blocking.load(), Outcome::kAcquired);
@@ -402,8 +400,7 @@ TEST_F(BarrierWordTest, OneArriveStepServesAPromiseWaitAndABlockingWait) {
   EXPECT_EQ(queued(), 0u);
 
   set_words(0, 0);
-  BarrierWord::ArriveStep uninitialized_step(barrier_);
-  PromiseWait uninitialized(uninitialized_step);
+  testing::PromiseStep<BarrierWord::ArriveStep> uninitialized(barrier_);
   EXPECT_EQ(uninitialized.Start(), Outcome::kCorrupt);
 }
 
@@ -411,16 +408,14 @@ TEST_F(BarrierWordTest, OneArriveStepServesAPromiseWaitAndABlockingWait) {
 // when the leader's wake-up was already on its way): then it has passed.
 TEST_F(BarrierWordTest, APromiseWaitCancelledWithdrawsUnlessItsGenerationCompleted) {
   barrier_.init(2);
-  BarrierWord::ArriveStep withdrawn_step(barrier_);
-  PromiseWait withdrawn(withdrawn_step);
+  testing::PromiseStep<BarrierWord::ArriveStep> withdrawn(barrier_);
   ASSERT_EQ(withdrawn.Start(), Outcome::kPending);
   EXPECT_EQ(state(), State(0, 1));
   EXPECT_EQ(withdrawn.Cancel(), Outcome::kCancelled);
   EXPECT_EQ(state(), State(0, 0)) << "withdrawn";
   EXPECT_EQ(queued(), 0u);
 
-  BarrierWord::ArriveStep passed_step(barrier_);
-  PromiseWait passed(passed_step);
+  testing::PromiseStep<BarrierWord::ArriveStep> passed(barrier_);
   ASSERT_EQ(passed.Start(), Outcome::kPending);
   EXPECT_EQ(barrier_.arrive().status, ArriveStatus::kLast);
   ASSERT_TRUE(passed.waiter().WaitForWakes(1));
@@ -432,16 +427,14 @@ TEST_F(BarrierWordTest, APromiseWaitCancelledWithdrawsUnlessItsGenerationComplet
 // passes the wake-up on: it may have been a notify meant for one waiter.
 TEST_F(BarrierWordTest, AWakeUpAbandonedGoesToTheNextWaiterAndTheArrivalStands) {
   barrier_.init(3);
-  BarrierWord::ArriveStep first_step(barrier_);
-  PromiseWait first(first_step);
+  testing::PromiseStep<BarrierWord::ArriveStep> first(barrier_);
   ASSERT_EQ(first.Start(), Outcome::kPending);
-  BarrierWord::ArriveStep second_step(barrier_);
-  PromiseWait second(second_step);
+  testing::PromiseStep<BarrierWord::ArriveStep> second(barrier_);
   ASSERT_EQ(second.Start(), Outcome::kPending);
   EXPECT_EQ(futex::notify(barrier_.address(), 1), 1u);
   ASSERT_TRUE(first.waiter().WaitForWakes(1));
   EXPECT_EQ(second.waiter().wake_count(), 0u);
-  first_step.abandon(first.waiter(), first.waiter().last_token());
+  first.step().abandon(first.waiter(), first.waiter().last_token());
   EXPECT_EQ(second.Settle(), Outcome::kPending) << "woken early: queued again";
   EXPECT_EQ(state(), State(0, 2)) << "the abandoned arrival stands";
   EXPECT_EQ(barrier_.arrive().status, ArriveStatus::kLast);

@@ -99,8 +99,7 @@ TEST(FutexTest, OneAwaitStepServesAPromiseWaitAndABlockingWait) {
   PromiseWait not_equal(other_value);
   EXPECT_EQ(not_equal.Start(), Outcome::kNotEqual);
 
-  futex::AwaitStep promise_step(&word, 0);
-  PromiseWait promise(promise_step);
+  testing::PromiseStep<futex::AwaitStep> promise(&word, 0);
   ASSERT_EQ(promise.Start(), Outcome::kPending);
   std::atomic<Outcome> blocking{Outcome::kPending};
   ThreadGroup threads;
@@ -119,14 +118,12 @@ TEST(FutexTest, OneAwaitStepServesAPromiseWaitAndABlockingWait) {
 // reports it.
 TEST(FutexTest, APromiseWaitCancelledReportsANotificationThatCameFirst) {
   alignas(4) std::int32_t word = 0;
-  futex::AwaitStep queued_step(&word, 0);
-  PromiseWait queued(queued_step);
+  testing::PromiseStep<futex::AwaitStep> queued(&word, 0);
   ASSERT_EQ(queued.Start(), Outcome::kPending);
   EXPECT_EQ(queued.Cancel(), Outcome::kCancelled);
   EXPECT_EQ(futex::queued_count(&word), 0u);
 
-  futex::AwaitStep notified_step(&word, 0);
-  PromiseWait notified(notified_step);
+  testing::PromiseStep<futex::AwaitStep> notified(&word, 0);
   ASSERT_EQ(notified.Start(), Outcome::kPending);
   EXPECT_EQ(futex::notify(&word, 1), 1u);
   ASSERT_TRUE(notified.waiter().WaitForWakes(1));
@@ -137,8 +134,7 @@ TEST(FutexTest, APromiseWaitCancelledReportsANotificationThatCameFirst) {
 // A notification that its waiter gives up goes to the next waiter, Promise or blocking.
 TEST(FutexTest, ANotificationAbandonedGoesToTheNextWaiter) {
   alignas(4) std::int32_t word = 0;
-  futex::AwaitStep first_step(&word, 0);
-  PromiseWait first(first_step);
+  testing::PromiseStep<futex::AwaitStep> first(&word, 0);
   ASSERT_EQ(first.Start(), Outcome::kPending);
   std::atomic<Outcome> blocking{Outcome::kPending};
   ThreadGroup threads;
@@ -146,7 +142,7 @@ TEST(FutexTest, ANotificationAbandonedGoesToTheNextWaiter) {
   ASSERT_TRUE(WaitUntil([&] { return futex::queued_count(&word) == 2; }));
   EXPECT_EQ(futex::notify(&word, 1), 1u);
   ASSERT_TRUE(first.waiter().WaitForWakes(1));
-  first_step.abandon(first.waiter(), first.waiter().last_token());
+  first.step().abandon(first.waiter(), first.waiter().last_token());
   threads.JoinOrAbort();
   EXPECT_EQ(blocking.load(), Outcome::kAcquired);
   EXPECT_EQ(futex::queued_count(&word), 0u);

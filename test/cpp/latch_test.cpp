@@ -260,8 +260,7 @@ TEST_F(LatchWordTest, AnInterruptedWaitEndsAndLeavesNoWaiter) {
 // last count-down and by no earlier one.
 TEST_F(LatchWordTest, OneAwaitStepServesAPromiseWaitAndABlockingWait) {
   latch_.init(2);
-  LatchWord::AwaitStep promise_step(latch_);
-  PromiseWait promise(promise_step);
+  testing::PromiseStep<LatchWord::AwaitStep> promise(latch_);
   ASSERT_EQ(promise.Start(), Outcome::kPending);
   std::atomic<Outcome> blocking{Outcome::kPending};
   ThreadGroup threads;
@@ -276,8 +275,7 @@ TEST_F(LatchWordTest, OneAwaitStepServesAPromiseWaitAndABlockingWait) {
   EXPECT_EQ(blocking.load(), Outcome::kAcquired);
   EXPECT_EQ(queued(), 0u);
 
-  LatchWord::AwaitStep open_step(latch_);
-  PromiseWait open(open_step);
+  testing::PromiseStep<LatchWord::AwaitStep> open(latch_);
   EXPECT_EQ(open.Start(), Outcome::kAcquired) << "an open latch settles at once";
 }
 
@@ -285,21 +283,18 @@ TEST_F(LatchWordTest, OneAwaitStepServesAPromiseWaitAndABlockingWait) {
 // the release's wake-up was already on its way), a corrupt word as corrupt, and else kCancelled.
 TEST_F(LatchWordTest, APromiseWaitCancelledReportsWhatTheCountSaysLast) {
   latch_.init(1);
-  LatchWord::AwaitStep closed_step(latch_);
-  PromiseWait closed(closed_step);
+  testing::PromiseStep<LatchWord::AwaitStep> closed(latch_);
   ASSERT_EQ(closed.Start(), Outcome::kPending);
   EXPECT_EQ(closed.Cancel(), Outcome::kCancelled);
   EXPECT_EQ(queued(), 0u);
 
-  LatchWord::AwaitStep corrupt_step(latch_);
-  PromiseWait corrupt(corrupt_step);
+  testing::PromiseStep<LatchWord::AwaitStep> corrupt(latch_);
   ASSERT_EQ(corrupt.Start(), Outcome::kPending);
   set_raw(-1);
   EXPECT_EQ(corrupt.Cancel(), Outcome::kCorrupt);
   set_raw(1);
 
-  LatchWord::AwaitStep racing_step(latch_);
-  PromiseWait racing(racing_step);
+  testing::PromiseStep<LatchWord::AwaitStep> racing(latch_);
   ASSERT_EQ(racing.Start(), Outcome::kPending);
   EXPECT_EQ(latch_.count_down().status, CountDownStatus::kReleased);
   ASSERT_TRUE(racing.waiter().WaitForWakes(1));
@@ -327,16 +322,14 @@ TEST_F(LatchWordTest, ABlockingWaitWokenEarlyQueuesAgain) {
 // A waiter that gives up a wake-up passes it on: it may have been a notify meant for one waiter.
 TEST_F(LatchWordTest, AWakeUpAbandonedGoesToTheNextWaiter) {
   latch_.init(1);
-  LatchWord::AwaitStep first_step(latch_);
-  PromiseWait first(first_step);
+  testing::PromiseStep<LatchWord::AwaitStep> first(latch_);
   ASSERT_EQ(first.Start(), Outcome::kPending);
-  LatchWord::AwaitStep second_step(latch_);
-  PromiseWait second(second_step);
+  testing::PromiseStep<LatchWord::AwaitStep> second(latch_);
   ASSERT_EQ(second.Start(), Outcome::kPending);
   EXPECT_EQ(futex::notify(words_, 1), 1u);
   ASSERT_TRUE(first.waiter().WaitForWakes(1));
   EXPECT_EQ(second.waiter().wake_count(), 0u);
-  first_step.abandon(first.waiter(), first.waiter().last_token());
+  first.step().abandon(first.waiter(), first.waiter().last_token());
   EXPECT_EQ(second.Settle(), Outcome::kPending) << "woken early: queued again";
   EXPECT_EQ(latch_.count_down().status, CountDownStatus::kReleased);
   EXPECT_EQ(second.Settle(), Outcome::kAcquired);

@@ -742,8 +742,7 @@ TEST_F(MutexWordTest, AsyncAndSyncLockersKeepAnExactCount) {
 // each acquiring in turn as the other releases.
 TEST_F(MutexWordTest, OneLockStepServesAPromiseWaitAndABlockingWait) {
   ASSERT_EQ(word_.lock(self_), LockStatus::kAcquired);
-  MutexWord::LockStep promise_step(word_, kAsyncA);
-  PromiseWait promise(promise_step, kAsyncA);
+  testing::PromiseStep<MutexWord::LockStep> promise(testing::OnThread{kAsyncA}, word_, kAsyncA);
   ASSERT_EQ(promise.Start(), Outcome::kPending);
   std::atomic<Outcome> blocking{Outcome::kPending};
   std::thread blocked([&] {

@@ -124,8 +124,7 @@ TEST_F(OnceWordTest, AFailedRunWakesAPromiseWaiterToRunItself) {
 
 TEST_F(OnceWordTest, OneBeginStepServesAPromiseWaitAndABlockingWait) {
   ASSERT_EQ(once().begin(self_), Outcome::kLeader);
-  OnceWord::BeginStep promise_step(once(), kAsyncA);
-  PromiseWait promise(promise_step, kAsyncA);
+  testing::PromiseStep<OnceWord::BeginStep> promise(testing::OnThread{kAsyncA}, once(), kAsyncA);
   ASSERT_EQ(promise.Start(), Outcome::kPending);
   std::atomic<Outcome> blocking{Outcome::kPending};
   std::thread blocked([&] {
@@ -198,8 +197,7 @@ TEST_F(OnceWordTest, TheEndOfTheRunnersThreadHandsTheRunOnWithTheReport) {
   });
   ASSERT_TRUE(WaitUntil([&] { return once().runner() != kNoThread; }));
 
-  OnceWord::BeginStep promise_step(once(), kAsyncA);
-  PromiseWait promise(promise_step, kAsyncA);
+  testing::PromiseStep<OnceWord::BeginStep> promise(testing::OnThread{kAsyncA}, once(), kAsyncA);
   ASSERT_EQ(promise.Start(), Outcome::kPending);
   std::atomic<Outcome> blocking{Outcome::kPending};
   std::atomic<ThreadId> reported{kNoThread};

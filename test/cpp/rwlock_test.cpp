@@ -97,17 +97,11 @@ class GrantWaiter final : public Waiter {
   std::vector<WakeToken> tokens_;  // guarded by lock_
 };
 
-// A lock wait in one mode, run as the binding runs a Promise wait. The step is a base, so that
-// it outlives the PromiseWait that cancels it on destruction.
-struct LockStepHolder {
-  LockStepHolder(RwLockWords lock, RwLockWords::Mode mode, ThreadId thread)
-      : step(lock, mode, thread) {}
-  RwLockWords::LockStep step;
-};
-class PromiseLock : private LockStepHolder, public testing::PromiseWait {
+// A lock wait of `thread` in one mode, run as the binding runs a Promise wait.
+class PromiseLock : public testing::PromiseStep<RwLockWords::LockStep> {
  public:
   PromiseLock(RwLockWords lock, RwLockWords::Mode mode, ThreadId thread)
-      : LockStepHolder(lock, mode, thread), PromiseWait(step, thread) {}
+      : PromiseStep(testing::OnThread{thread}, lock, mode, thread) {}
 };
 
 // A lock over raw memory, as the binding uses it over a SharedArrayBuffer.
@@ -1520,8 +1514,8 @@ TEST_F(RwLockWordsTest, OneLockStepPerModeServesAPromiseWaitAndABlockingWait) {
   for (const Mode mode : {Mode::kShared, Mode::kExclusive, Mode::kUpgradable}) {
     SCOPED_TRACE(static_cast<int>(mode));
     ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
-    RwLockWords::LockStep promise_step(lock_, mode, kAsyncA);
-    testing::PromiseWait promise(promise_step, kAsyncA);
+    testing::PromiseStep<RwLockWords::LockStep> promise(testing::OnThread{kAsyncA}, lock_, mode,
+                                                        kAsyncA);
     ASSERT_EQ(promise.Start(), Outcome::kPending);
     std::atomic<Outcome> blocking{Outcome::kPending};
     std::atomic<bool> may_release{false};
@@ -1583,8 +1577,8 @@ TEST_F(RwLockWordsTest, ALockStepThatGivesUpLetsTheWaitersBehindItThrough) {
 
   // A Promise writer cancelled after its grant was on its way passes the lock on.
   ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
-  RwLockWords::LockStep late_step(lock_, Mode::kExclusive, kAsyncA);
-  testing::PromiseWait late(late_step, kAsyncA);
+  testing::PromiseStep<RwLockWords::LockStep> late(testing::OnThread{kAsyncA}, lock_,
+                                                   Mode::kExclusive, kAsyncA);
   ASSERT_EQ(late.Start(), Outcome::kPending);
   std::atomic<Outcome> next{Outcome::kPending};
   std::thread behind([&] {
@@ -1683,8 +1677,8 @@ TEST_F(RwLockWordsTest, AnUpgradeStepThatGivesUpTakesItsMarkAway) {
   ASSERT_TRUE(lock_.try_lock_shared());
   PromiseUpgrade promise(lock_, kAsyncA);
   ASSERT_EQ(promise.wait.Start(), Outcome::kPending);
-  RwLockWords::LockStep reader_step(lock_, RwLockWords::Mode::kShared, kAsyncB);
-  testing::PromiseWait reader(reader_step, kAsyncB);
+  testing::PromiseStep<RwLockWords::LockStep> reader(testing::OnThread{kAsyncB}, lock_,
+                                                     RwLockWords::Mode::kShared, kAsyncB);
   ASSERT_EQ(reader.Start(), Outcome::kPending) << "kept out by the mark";
   EXPECT_EQ(promise.wait.Cancel(), Outcome::kCancelled);
   ASSERT_EQ(reader.Settle(), Outcome::kAcquired);

@@ -388,8 +388,7 @@ TEST_F(SemaphoreWordTest, BlockingWaitersAreGrantedInArrivalOrder) {
 }
 
 TEST_F(SemaphoreWordTest, OneAcquireStepServesAPromiseWaitAndABlockingWait) {
-  SemaphoreWord::AcquireStep promise_step(sem_, 2);
-  PromiseWait promise(promise_step);
+  testing::PromiseStep<SemaphoreWord::AcquireStep> promise(sem_, 2);
   ASSERT_EQ(promise.Start(), Outcome::kPending);
   std::atomic<Outcome> blocking{Outcome::kPending};
   ThreadGroup threads;

@@ -256,6 +256,33 @@ class PromiseWait {
   std::size_t wakes_ = 0;
 };
 
+// The thread a PromiseStep waits for, where it is not the calling one.
+struct OnThread {
+  ThreadId thread;
+};
+
+// A `Step` made of the given arguments, run as a PromiseWait (on the calling thread, or on the
+// one OnThread names). The step is a base, so that it outlives the PromiseWait, which cancels it
+// on destruction.
+template <typename Step>
+struct StepHolder {
+  template <typename... Arguments>
+  explicit StepHolder(Arguments&&... arguments) : held(std::forward<Arguments>(arguments)...) {}
+  Step held;
+};
+template <typename Step>
+class PromiseStep : private StepHolder<Step>, public PromiseWait {
+ public:
+  template <typename... Arguments>
+  explicit PromiseStep(Arguments&&... arguments)
+      : PromiseStep(OnThread{current_thread_id()}, std::forward<Arguments>(arguments)...) {}
+  template <typename... Arguments>
+  PromiseStep(OnThread on, Arguments&&... arguments)
+      : StepHolder<Step>(std::forward<Arguments>(arguments)...),
+        PromiseWait(this->held, on.thread) {}
+  Step& step() { return this->held; }
+};
+
 // Runs a `Step` made of `arguments` blocking (wait_blocking()) on a new thread of `threads`, with
 // a deadline that outlasts kWaitLimit; its outcome is stored in `outcome`, which the caller
 // set to kPending.
