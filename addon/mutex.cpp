@@ -1,6 +1,7 @@
 #include "mutex.h"
 
 #include "owner_death.h"
+#include "shared_region.h"
 #include "spin.h"
 #include "wake_stats.h"
 
@@ -40,7 +41,7 @@ bool MutexWord::take_from_ended_owner(ThreadId self, ThreadId* ended_owner) noex
     const State state = state_of(seen);
     if (state != kLocked && state != kLockedParked) return false;
     const ThreadId owner = owner_of(seen);
-    if (owner == self || !thread_ended(owner)) return false;
+    if (owner == self || !shared_region::owner_ended(address(), owner)) return false;
     // The state stays: with state 2 the parked waiters are still woken by this thread's unlock.
     if (word().compare_exchange_weak(seen, held_by(self, state), std::memory_order_acquire,
                                      std::memory_order_relaxed)) {
@@ -90,7 +91,7 @@ bool MutexWord::mark_parked_if_locked() noexcept {
 }
 
 const WaitSite MutexWord::kWaitSite{"mutex", &key_is_address, &MutexWord::holder_at,
-                                    &MutexWord::recover_from_ended_owner};
+                                    &MutexWord::recover_from_ended_owner, kReleasedWithMoreWaiters};
 
 ThreadId MutexWord::holder_at(const void* address) noexcept {
   const std::int32_t seen =

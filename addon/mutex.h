@@ -194,6 +194,7 @@ class MutexWord::LockStep final : public WaitStep {
   void abandon(Waiter& waiter, WakeToken token) noexcept override;
   bool cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept override;
   std::optional<LockWatch> watch(const Waiter& waiter) const override;
+  ThreadId acts_as() const noexcept override { return self_; }
 
  private:
   Outcome step(Waiter& waiter, bool must_mark_parked);

@@ -3,6 +3,8 @@
 #include <utility>
 #include <vector>
 
+#include "shared_region.h"
+
 namespace parklock {
 
 void recover_locks_of_ended_thread(ThreadId ended) noexcept {
@@ -11,6 +13,10 @@ void recover_locks_of_ended_thread(ThreadId ended) noexcept {
   parking_lot::for_each_recoverable(
       [&](const void* key, const WaitSite& site) { queues.emplace_back(key, &site); });
   for (auto [key, site] : queues) site->recover(key, ended);
+  // What the thread held in regions other processes share, it held as its region identities.
+  if (!shared_region::is_region_identity(ended)) {
+    shared_region::end_identities_of(ended, recover_locks_of_ended_thread);
+  }
 }
 
 }  // namespace parklock

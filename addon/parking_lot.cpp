@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "cross_process.h"
+
 namespace parklock {
 
 // The one place that touches Waiter's queue links; everything here runs with the bucket lock held.
@@ -158,7 +160,8 @@ void run_grant(Bucket& bucket, const void* key, const parking_lot::Grant& grant,
     }
   }
   if (auto* hook = grant_step_hook.load(std::memory_order_relaxed)) hook();
-  grant.finish(w == nullptr);
+  // Other processes may have waiters on a shared key: its queue is never reported empty.
+  grant.finish(w == nullptr && !cross_process::is_shared(key));
 }
 
 void deliver_all(const Woken& woken) {
@@ -179,12 +182,19 @@ namespace parking_lot {
 
 bool enqueue(const void* address, Waiter& waiter, FunctionRef<bool()> validate,
              const WaitSite* site) {
-  Bucket& bucket = bucket_for(address);
-  std::lock_guard<std::mutex> guard(bucket.lock);
-  if (!validate()) return false;
-  const bool was_idle = ParkingLotAccess::head(bucket) == nullptr;
-  ParkingLotAccess::append(bucket, address, waiter, site);
-  if (was_idle) start_fairness_timer(bucket);
+  const bool shared = cross_process::is_shared(address);
+  std::int32_t seen = 0;
+  {
+    Bucket& bucket = bucket_for(address);
+    std::lock_guard<std::mutex> guard(bucket.lock);
+    // Read before the check: whatever changes the word after this read, the relay finds changed.
+    if (shared) seen = cross_process::word_at(address);
+    if (!validate()) return false;
+    const bool was_idle = ParkingLotAccess::head(bucket) == nullptr;
+    ParkingLotAccess::append(bucket, address, waiter, site);
+    if (was_idle) start_fairness_timer(bucket);
+  }
+  if (shared) cross_process::watch(address, site, seen);
   return true;
 }
 
@@ -200,9 +210,14 @@ bool cancel(Waiter& waiter, FunctionRef<const Grant*(const void* key)> on_leave_
     if (waiter.address() != key) continue;
     if (!ParkingLotAccess::queued(waiter)) return false;
     ParkingLotAccess::remove(bucket, waiter);
-    if (const Grant* grant = on_leave_for(key)) run_grant(bucket, key, *grant, woken);
+    const Grant* grant = on_leave_for(key);
+    if (grant != nullptr) run_grant(bucket, key, *grant, woken);
     guard.unlock();
     deliver_or_defer(woken, deferred);
+    // A departure that let waiters through here may let other processes' through too.
+    if (grant != nullptr && grant->offer != nullptr && cross_process::is_shared(key)) {
+      cross_process::wake_others(key);
+    }
     return true;
   }
 }
@@ -252,6 +267,7 @@ ParkResult park(const void* key, FunctionRef<bool()> validate, const ParkOptions
 
 UnparkInfo unpark_one(const void* address, FunctionRef<WakeToken(const UnparkInfo&)> decide) {
   Bucket& bucket = bucket_for(address);
+  const bool shared = cross_process::is_shared(address);
   UnparkInfo info;
   Waiter* chosen = nullptr;
   WakeToken token;
@@ -260,7 +276,7 @@ UnparkInfo unpark_one(const void* address, FunctionRef<WakeToken(const UnparkInf
     chosen = ParkingLotAccess::first_for(bucket, address);
     if (chosen != nullptr) {
       info.unparked = true;
-      info.has_more = ParkingLotAccess::first_for(bucket, address, chosen) != nullptr;
+      info.has_more = shared || ParkingLotAccess::first_for(bucket, address, chosen) != nullptr;
       info.thread = chosen->thread();
       info.be_fair = fair_now(bucket, *chosen, address);
       ParkingLotAccess::set_passed_over_at(*chosen,
@@ -270,7 +286,22 @@ UnparkInfo unpark_one(const void* address, FunctionRef<WakeToken(const UnparkInf
     token = decide(info);
   }
   if (chosen != nullptr) ParkingLotAccess::deliver(*chosen, token);
+  if (shared) cross_process::wake_others(address);
   return info;
+}
+
+bool unpark_here(const void* address, WakeToken token) {
+  Bucket& bucket = bucket_for(address);
+  Waiter* chosen = nullptr;
+  {
+    std::lock_guard<std::mutex> guard(bucket.lock);
+    chosen = ParkingLotAccess::first_for(bucket, address);
+    if (chosen == nullptr) return false;
+    ParkingLotAccess::set_passed_over_at(*chosen, nullptr);
+    ParkingLotAccess::remove(bucket, *chosen);
+  }
+  ParkingLotAccess::deliver(*chosen, token);
+  return true;
 }
 
 std::size_t unpark_some(const void* address, std::size_t count, WakeToken token) {
@@ -295,6 +326,7 @@ std::size_t unpark_some(const void* address, std::size_t count, WakeToken token)
     woken += taken;
     if (taken < kBatch) break;
   }
+  if (cross_process::is_shared(address)) cross_process::wake_others(address);
   return woken;
 }
 
@@ -306,6 +338,7 @@ std::size_t unpark_filter(const void* key, const Grant& grant, Wakeups* deferred
     run_grant(bucket, key, grant, woken);
   }
   deliver_or_defer(woken, deferred);
+  if (cross_process::is_shared(key)) cross_process::wake_others(key);
   return woken.size();
 }
 
@@ -321,6 +354,9 @@ RequeueResult requeue(const void* from, const void* to,
   std::unique_lock<std::mutex> second;
   if (&lower != &upper) second = std::unique_lock<std::mutex>(upper.lock);
 
+  // Read before the move, as enqueue() reads before its check.
+  const bool shared_target = cross_process::is_shared(to);
+  const std::int32_t target_seen = shared_target ? cross_process::word_at(to) : 0;
   std::size_t waiting = 0;
   for (Waiter* w = ParkingLotAccess::first_for(source, from); w != nullptr;
        w = ParkingLotAccess::first_for(source, from, w)) {
@@ -348,6 +384,7 @@ RequeueResult requeue(const void* from, const void* to,
   if (second.owns_lock()) second.unlock();
   first.unlock();
   deliver_all(woken);
+  if (result.moved > 0 && shared_target) cross_process::watch(to, decision.site, target_seen);
   result.woken = woken.size();
   return result;
 }

@@ -65,6 +65,10 @@ struct WaitSite {
   // ended holding it (owner_death.h), so that the end of a thread can serve the queues waiting
   // for it. Runs with no bucket lock held. Null for primitives without an owner.
   void (*recover)(const void* key, ThreadId ended) noexcept;
+  // For a primitive whose words may lie in memory other processes share (cross_process.h): the
+  // token a waiter gets when a release in another process may concern it: look at the word again,
+  // and keep it marked as having waiters. 0: the primitive does not wait across processes.
+  WakeToken look_again = 0;
 };
 
 // The address a key names, for the many primitives that key their queues by their word.
@@ -122,8 +126,10 @@ class Waiter {
 // valid because the thread does not return before it was unparked or has taken itself out.
 class BlockingWaiter final : public Waiter {
  public:
-  BlockingWaiter(Clock::time_point since, std::int64_t request)
-      : Waiter(current_thread_id(), since, request, /*blocking=*/true) {}
+  // `thread`: the identity it waits as (WaitStep::acts_as()), the calling thread's by default.
+  BlockingWaiter(Clock::time_point since, std::int64_t request,
+                 ThreadId thread = current_thread_id())
+      : Waiter(thread, since, request, /*blocking=*/true) {}
 
   ThreadParker& parker() noexcept { return parker_; }
   // What the latest wake-up handed over (read after the parker saw it).
@@ -249,6 +255,10 @@ void deliver(const Wakeups& wakeups);
 // Dequeues the longest-waiting waiter for `key`, runs `decide` under the bucket lock (also when
 // nobody is queued, with info.unparked false) and wakes the waiter with the token it returns.
 UnparkInfo unpark_one(const void* key, FunctionRef<WakeToken(const UnparkInfo&)> decide);
+
+// Wakes the longest-waiting waiter for `key` in this process with `token`, and no other process's
+// (the relay of cross_process.h, passing on a release made elsewhere); false if none was queued.
+bool unpark_here(const void* key, WakeToken token);
 
 // Wakes up to `count` waiters for `key` in FIFO order, each with `token`; returns how many.
 std::size_t unpark_some(const void* key, std::size_t count, WakeToken token);

@@ -61,6 +61,11 @@ class WaitStep {
   // The waiter's Waiter::request(), fixed for the whole wait.
   virtual std::int64_t request() const { return 0; }
 
+  // The identity the waiter waits as (its Waiter::thread(), which a lock handed over to it
+  // records as its owner): in memory other processes share, its region identity
+  // (shared_region.h); kNoThread: the waiting thread's own.
+  virtual ThreadId acts_as() const noexcept { return kNoThread; }
+
   // Finishes now, or queues `waiter` and returns kPending.
   virtual Outcome start(Waiter& waiter) = 0;
 

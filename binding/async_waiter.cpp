@@ -4,7 +4,8 @@ namespace parklock::binding {
 
 AsyncWaiter::AsyncWaiter(std::shared_ptr<WakeSink> sink, ThreadId thread,
                          std::unique_ptr<WaitStep> step)
-    : Waiter(thread, Clock::now(), step->request()),
+    : Waiter(step->acts_as() != kNoThread ? step->acts_as() : thread, Clock::now(),
+             step->request()),
       sink_(std::move(sink)),
       step_(std::move(step)) {}
 

@@ -4,6 +4,7 @@
 #include "exports.h"
 #include "handle.h"
 #include "mutex.h"
+#include "region_identity.h"
 #include "wait_calls.h"
 
 namespace parklock::binding {
@@ -17,7 +18,8 @@ struct Lock {
   static constexpr std::size_t kLastArg = 1;
   // The handle, which the pending wait's record holds through the Mutex, keeps the word valid.
   static auto arguments(const Napi::CallbackInfo& info, ThreadId self) {
-    return std::make_tuple(MutexWord(words_of(info, 0, MutexWord::kWordCount)), self);
+    const MutexWord mutex(words_of(info, 0, MutexWord::kWordCount));
+    return std::make_tuple(mutex, acting_thread(info.Env(), mutex.address(), self));
   }
 };
 
@@ -27,7 +29,8 @@ Napi::Value take_over(const Napi::CallbackInfo& info) {
   MutexWord mutex(words_of(info, 0, MutexWord::kWordCount));
   ThreadContext& context = ThreadContext::of(info.Env());
   ThreadId ended = kNoThread;
-  if (!mutex.take_from_ended_owner(context.thread(), &ended)) {
+  if (!mutex.take_from_ended_owner(acting_thread(info.Env(), mutex.address(), context.thread()),
+                                   &ended)) {
     return Napi::Number::New(info.Env(), 0);
   }
   return context.settled_value(info.Env(), Outcome::kOwnerDied, ended);
@@ -37,7 +40,9 @@ Napi::Value take_over(const Napi::CallbackInfo& info) {
 // word is corrupt. JavaScript comes here when its fast-path CAS failed.
 Napi::Value unlock_slow(const Napi::CallbackInfo& info) {
   MutexWord mutex(words_of(info, 0, MutexWord::kWordCount));
-  switch (mutex.unlock_slow(ThreadContext::of(info.Env()).thread())) {
+  const ThreadId self =
+      acting_thread(info.Env(), mutex.address(), ThreadContext::of(info.Env()).thread());
+  switch (mutex.unlock_slow(self)) {
     case MutexWord::UnlockStatus::kUnlocked:
       return Napi::Boolean::New(info.Env(), true);
     case MutexWord::UnlockStatus::kNotOwner:

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "errors.h"
+#include "shared_region.h"
 
 namespace parklock::binding {
 
@@ -16,12 +17,14 @@ std::int32_t* shared_words(Napi::Env env, napi_value value, napi_value index_val
   std::size_t byte_offset = 0;
   bool is_array_buffer = true;
   // Only memory on a SharedArrayBuffer can be waited on by another thread; a plain ArrayBuffer
-  // can also be detached or transferred while a waiter is parked on it.
+  // can also be detached or transferred while a waiter is parked on it. The one exception is a
+  // shared region's ArrayBuffer (shared_region.h): its memory stays mapped until the process
+  // exits, whatever becomes of the ArrayBuffer.
   if (napi_is_typedarray(env, value, &is_typed_array) != napi_ok || !is_typed_array ||
       napi_get_typedarray_info(env, value, &type, &length, &data, &buffer, &byte_offset) !=
           napi_ok ||
       type != napi_int32_array || napi_is_arraybuffer(env, buffer, &is_array_buffer) != napi_ok ||
-      is_array_buffer) {
+      (is_array_buffer && (length == 0 || shared_region::region_at(data) == nullptr))) {
     throw_type_error(env, "ERR_INVALID_ARG_TYPE", "expected an Int32Array on a SharedArrayBuffer");
   }
   const Napi::Value index_js(env, index_value);

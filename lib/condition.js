@@ -8,7 +8,7 @@ const { Primitive, wordsOf, handleOf, definePrimitive } = require('./primitive')
 const { traceBlocking } = require('./diagnostics');
 const { waitAsync } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
-const { handleForWait, isMutex } = require('./mutex');
+const { handleForWait, isMutex, isRegionMutex } = require('./mutex');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
 const { invalidArgType, lockError } = require('./errors');
 const { primer } = require('./prime');
@@ -32,6 +32,9 @@ const CONDITION = vocabulary({
 
 function heldMutexHandle(mutex) {
   if (!isMutex(mutex)) throw invalidArgType('mutex', 'an instance of Mutex', mutex);
+  if (isRegionMutex(mutex)) {
+    throw lockError('ERR_PARKLOCK_UNSUPPORTED', 'A Condition cannot wait with a mutex in sharedMemory() yet');
+  }
   if (!mutex.isHeldByCurrentThread) throw lockError('ERR_PARKLOCK_NOT_OWNER', NOT_OWNER);
   return handleForWait(mutex);
 }

@@ -11,6 +11,7 @@ export * from './types/barrier.js';
 export * from './types/semaphore.js';
 export * from './types/rwlock.js';
 export * from './types/diagnostics.js';
+export * from './types/shared_region.js';
 
 /** The shared-memory layouts, as the addon defines them (see addon/*.h). */
 export const layouts: {

@@ -10,6 +10,7 @@ const { RWLock } = require('./rwlock');
 const futex = require('./futex');
 const native = require('./native');
 const { inspect, watchdog } = require('./inspect');
+const { sharedMemory } = require('./shared_region');
 
 // The shared-memory layouts, as the addon defines them (see addon/*.h).
 const layouts = Object.freeze({
@@ -39,4 +40,5 @@ module.exports = {
   inspect,
   watchdog,
   layouts,
+  sharedMemory,
 };

@@ -3,7 +3,7 @@
 // reads from the addon's exported constants. Both fast paths are one Atomics.compareExchange on
 // the word; the addon is entered only on contention.
 const native = require('./native');
-const { Primitive, wordsOf, handleOf, definePrimitive } = require('./primitive');
+const { Primitive, wordsOf, handleOf, definePrimitive, acrossProcesses } = require('./primitive');
 const { tracing, traceBlockingNow } = require('./diagnostics');
 const { primer } = require('./prime');
 const { threadId, settled, waitAsync } = require('./async_waits');
@@ -16,7 +16,8 @@ const { isAborted } = require('./signals');
 const layout = native.mutexLayout;
 const { UNLOCKED, LOCKED, LOCKED_PARKED, OWNER_SHIFT, STATE_MASK, WORDS } = layout;
 const { ACQUIRED, ALREADY_HELD } = native.settled;
-// This thread's word when it holds the mutex and nobody is parked.
+// This thread's word when it holds the mutex and nobody is parked (a mutex in sharedMemory()
+// names this thread by its identity in that region instead).
 const HELD_BY_ME = (threadId << OWNER_SHIFT) | LOCKED;
 
 const MUTEX = vocabulary({
@@ -32,18 +33,18 @@ function ownerOf(word) {
   return word >>> OWNER_SHIFT;
 }
 
-function ownedByMe(word) {
-  return word !== UNLOCKED && ownerOf(word) === threadId;
-}
 
 // The addon's handle of a Mutex's word, for a Condition wait about to release the mutex and take
 // it again, and whether a value is a Mutex: a brand check, which unlike instanceof neither runs a
 // Proxy's traps nor accepts an object made from Mutex.prototype.
 let handleForWait;
 let isMutex;
+let isRegionMutex;
 
 class Mutex extends Primitive {
   #word = wordsOf(this);
+  // HELD_BY_ME, or in sharedMemory() this thread's word there.
+  #heldByMe = acrossProcesses(this) ? (native.regionIdentity(this.#word) << OWNER_SHIFT) | LOCKED : HELD_BY_ME;
   // The guard lock() and lockAsync() return, kept until something releases through it or a
   // Condition wait releases the mutex (handleForWait). A thread holds the mutex at most once, so a
   // kept guard can reach nothing but that same unlock(). Handing it out again spares an allocation
@@ -66,16 +67,21 @@ class Mutex extends Primitive {
       return handleOf(mutex);
     };
     isMutex = (value) => value !== null && typeof value === 'object' && #word in value;
+    isRegionMutex = (mutex) => mutex.#heldByMe !== HELD_BY_ME;
+  }
+
+  #ownedByMe(word) {
+    return word !== UNLOCKED && ownerOf(word) === this.#heldByMe >>> OWNER_SHIFT;
   }
 
   constructor(...location) {
-    super(location, layout);
+    super(location, layout, 'mutex');
     prime();
   }
 
   // Blocks this thread until it holds the mutex; returns a guard that unlocks it.
   lock() {
-    const seen = Atomics.compareExchange(this.#word, 0, UNLOCKED, HELD_BY_ME);
+    const seen = Atomics.compareExchange(this.#word, 0, UNLOCKED, this.#heldByMe);
     if (seen !== UNLOCKED) this.#lockSlow(Infinity, seen);
     return (this.#guard ??= new Guard(this.#guardRelease));
   }
@@ -83,7 +89,7 @@ class Mutex extends Primitive {
   // Takes the mutex if it is free within timeoutMs (0: only if free now); true if taken.
   tryLock(timeoutMs = 0) {
     validateTimeout(timeoutMs, 'timeoutMs');
-    if (Atomics.compareExchange(this.#word, 0, UNLOCKED, HELD_BY_ME) === UNLOCKED) return true;
+    if (Atomics.compareExchange(this.#word, 0, UNLOCKED, this.#heldByMe) === UNLOCKED) return true;
     if (this.isHeldByCurrentThread) return false;
     // Taken: by a thread that has ended, the mutex is this thread's now (and that is reported).
     if (timeoutMs === 0) return this.#acquired(native.mutexTakeOver(handleOf(this)) || settled.TIMED_OUT);
@@ -91,7 +97,7 @@ class Mutex extends Primitive {
   }
 
   unlock() {
-    if (Atomics.compareExchange(this.#word, 0, HELD_BY_ME, UNLOCKED) === HELD_BY_ME) return;
+    if (Atomics.compareExchange(this.#word, 0, this.#heldByMe, UNLOCKED) === this.#heldByMe) return;
     this.#unlockSlow();
   }
 
@@ -100,7 +106,7 @@ class Mutex extends Primitive {
     const { timeout, signal } = validateAsyncOptions(options);
     // The signal is checked before the CAS: an already-aborted signal must not take the lock.
     if (!isAborted(signal) &&
-        Atomics.compareExchange(this.#word, 0, UNLOCKED, HELD_BY_ME) === UNLOCKED) {
+        Atomics.compareExchange(this.#word, 0, UNLOCKED, this.#heldByMe) === UNLOCKED) {
       return Promise.resolve((this.#guard ??= new Guard(this.#guardRelease)));
     }
     return waitAsync(
@@ -119,12 +125,26 @@ class Mutex extends Primitive {
   // unlocked (or held by a thread that is not a Node thread).
   get holder() {
     const word = Atomics.load(this.#word, 0);
-    return word === UNLOCKED ? null : native.nodeThreadIdOf(ownerOf(word));
+    if (word === UNLOCKED) return null;
+    if (this.#heldByMe === HELD_BY_ME) return native.nodeThreadIdOf(ownerOf(word));
+    // In sharedMemory(): a thread of this process, or null for another process's (holderProcess).
+    const who = native.regionHolder(this.#word, ownerOf(word));
+    return who !== null && who[0] === process.pid ? native.nodeThreadIdOf(who[1]) : null;
+  }
+
+  // In sharedMemory(): the pid of the process whose thread holds the mutex now, or null if it is
+  // unlocked or its holder's identity has been reused. For a mutex in a SharedArrayBuffer: this
+  // process's pid while it is locked.
+  get holderProcess() {
+    const word = Atomics.load(this.#word, 0);
+    if (word === UNLOCKED) return null;
+    if (this.#heldByMe === HELD_BY_ME) return process.pid;
+    const who = native.regionHolder(this.#word, ownerOf(word));
+    return who === null ? null : who[0];
   }
 
   get isHeldByCurrentThread() {
-    const word = Atomics.load(this.#word, 0);
-    return word !== UNLOCKED && ownerOf(word) === threadId;
+    return this.#ownedByMe(Atomics.load(this.#word, 0));
   }
 
   // The contended lock: one call into the addon, which waits, or refuses at once a mutex this
@@ -140,14 +160,14 @@ class Mutex extends Primitive {
 
   // A refused relock is not a wait: it is not published.
   #lockSlowTraced(timeoutMs, seen) {
-    if (ownedByMe(seen)) return ALREADY_HELD;
+    if (this.#ownedByMe(seen)) return ALREADY_HELD;
     return traceBlockingNow('mutex', () => native.mutexLockSlow(handleOf(this), timeoutMs));
   }
 
   #notAcquired(settlement, seen) {
     // Held by this thread before the call: a relock. Otherwise ALREADY_HELD means one of this
     // thread's own Promise waits was handed the mutex while the thread blocked (the vocabulary).
-    if (settlement === ALREADY_HELD && ownedByMe(seen)) {
+    if (settlement === ALREADY_HELD && this.#ownedByMe(seen)) {
       throw lockError(
         'ERR_PARKLOCK_DEADLOCK',
         'This thread already holds the mutex; locking it again would wait forever',
@@ -201,4 +221,4 @@ const prime = primer(() => {
   };
 });
 
-module.exports = { Mutex, AsyncLock: Mutex, TimeoutError, OwnerDiedError, handleForWait, isMutex };
+module.exports = { Mutex, AsyncLock: Mutex, TimeoutError, OwnerDiedError, handleForWait, isMutex, isRegionMutex };

@@ -12,20 +12,27 @@ const { invalidArgType } = require('./errors');
 // The words of a primitive, and the addon's handle of them (made the first time it is needed).
 let wordsOf;
 let handleOf;
+let acrossProcesses;
 
 class Primitive {
   #words;
   #handle;
+  #acrossProcesses;
 
-  // `location`: the constructor forms of ./shared_memory.js.
-  constructor(location, layout) {
-    const { buffer, byteOffset, words } = attach(location, layout);
+  // `location`: the constructor forms of ./shared_memory.js; `kind`: given by a primitive that
+  // waits across processes, which may then be placed in sharedMemory().
+  constructor(location, layout, kind) {
+    const { buffer, byteOffset, words, acrossProcesses } = attach(location, layout, kind);
     this.#words = words;
-    defineLocation(this, { buffer, byteOffset });
+    this.#acrossProcesses = acrossProcesses;
+    // A primitive in sharedMemory() has no location to post: its ArrayBuffer would be copied. A
+    // worker opens the same path itself.
+    if (!acrossProcesses) defineLocation(this, { buffer, byteOffset });
   }
 
   static {
     wordsOf = (primitive) => primitive.#words;
+    acrossProcesses = (primitive) => primitive.#acrossProcesses;
     handleOf = (primitive) =>
       (primitive.#handle ??= handleFor(primitive, primitive.#words, primitive.#words.length));
   }
@@ -70,4 +77,4 @@ function valueOrLocation(args, name, validate) {
   return { value: undefined, location: args };
 }
 
-module.exports = { Primitive, wordsOf, handleOf, definePrimitive, valueOrLocation };
+module.exports = { Primitive, wordsOf, handleOf, definePrimitive, valueOrLocation, acrossProcesses };

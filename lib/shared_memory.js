@@ -9,7 +9,8 @@
 // objects made from the built-in prototypes, which would pass instanceof or toString checks and
 // then fail inside a built-in with an error that has no `code`, are refused with one.
 const { types } = require('node:util');
-const { invalidArgType, outOfRange } = require('./errors');
+const { invalidArgType, outOfRange, lockError } = require('./errors');
+const { isSharedMemory, memoryOf } = require('./shared_region');
 
 const { isSharedArrayBuffer, isAnyArrayBuffer, isArrayBufferView, isProxy, isInt32Array } = types;
 const sharedByteLength = Object.getOwnPropertyDescriptor(SharedArrayBuffer.prototype, 'byteLength').get;
@@ -43,10 +44,13 @@ function sharedInt32Length(value) {
   return Reflect.apply(typedArrayLength, value, []);
 }
 
-// Returns { buffer, byteOffset, words } where `words` is an Int32Array over exactly the
-// primitive's `layout.WORDS` words.
-function attach(args, layout) {
+// Returns { buffer, byteOffset, words, acrossProcesses } where `words` is an Int32Array over
+// exactly the primitive's `layout.WORDS` words, and `acrossProcesses` says that they lie in a
+// region from sharedMemory() (./shared_region.js), which only primitives that wait across
+// processes (`kind`, when given) accept.
+function attach(args, layout, kind) {
   let [buffer, byteOffset = 0] = args;
+  if (isSharedMemory(buffer)) return attachRegion(buffer, byteOffset, layout, kind);
   if (buffer === undefined) {
     buffer = new SharedArrayBuffer(layout.BYTES);
   } else if (isLocation(buffer)) {
@@ -77,13 +81,36 @@ function attach(args, layout) {
       byteOffset,
     );
   }
-  return { buffer, byteOffset, words: new Int32Array(buffer, byteOffset, layout.WORDS) };
+  return { buffer, byteOffset, words: new Int32Array(buffer, byteOffset, layout.WORDS), acrossProcesses: false };
+}
+
+function attachRegion(memory, byteOffset, layout, kind) {
+  if (kind === undefined) {
+    throw lockError(
+      'ERR_PARKLOCK_UNSUPPORTED',
+      'Only Mutex waits across processes so far: this primitive cannot be placed in sharedMemory()',
+    );
+  }
+  if (typeof byteOffset !== 'number') throw invalidArgType('byteOffset', 'of type number', byteOffset);
+  const buffer = memoryOf(memory);
+  const byteLength = memory.byteLength;
+  if (!Number.isInteger(byteOffset) || byteOffset < 0 || byteOffset % layout.ALIGN !== 0 ||
+      byteOffset + layout.BYTES > byteLength) {
+    throw outOfRange(
+      'byteOffset',
+      `a multiple of ${layout.ALIGN} from 0 to ${byteLength - layout.BYTES} (the region holds ${byteLength} bytes)`,
+      byteOffset,
+    );
+  }
+  return { buffer, byteOffset, words: new Int32Array(buffer, byteOffset, layout.WORDS), acrossProcesses: true };
 }
 
 // The words at (buffer, byteOffset) for a static X.init(), which writes a new primitive there:
 // only real memory will do, not a { buffer, byteOffset } record of an existing one.
 function attachForInit(buffer, byteOffset, layout) {
-  if (!isSharedArrayBuffer(buffer)) throw invalidArgType('buffer', 'a SharedArrayBuffer', buffer);
+  if (!isSharedArrayBuffer(buffer) && !isSharedMemory(buffer)) {
+    throw invalidArgType('buffer', 'a SharedArrayBuffer', buffer);
+  }
   return attach([buffer, byteOffset], layout).words;
 }
 

@@ -1,12 +1,18 @@
 // Mutex and its alias AsyncLock.
 import { Primitive } from './primitive.js';
-import type { AsyncWaitOptions, Guard } from './shared.js';
+import type { AsyncWaitOptions, Guard, SharedLocation } from './shared.js';
+import type { SharedMemory } from './shared_region.js';
 
 /**
  * A fair, owner-checked three-state mutex usable from any thread, blocking or with Promises.
  * Zeroed memory is an unlocked mutex.
  */
 export class Mutex extends Primitive<[]> {
+  constructor();
+  constructor(buffer: SharedArrayBuffer, byteOffset?: number);
+  constructor(location: SharedLocation);
+  /** The same lock in every process that opens the region's path (see sharedMemory()). */
+  constructor(memory: SharedMemory, byteOffset?: number);
   /**
    * Blocks this thread until it holds the mutex. Throws ERR_PARKLOCK_DEADLOCK if it already does,
    * and OwnerDiedError (holding the mutex) if its previous owner ended while holding it. Returns
@@ -34,8 +40,13 @@ export class Mutex extends Primitive<[]> {
   waitForUnlock(options?: AsyncWaitOptions): Promise<void>;
   readonly isLocked: boolean;
   readonly isHeldByCurrentThread: boolean;
-  /** The Node threadId of the thread holding it now (a snapshot), or null if it is unlocked. */
+  /**
+   * The Node threadId of the thread holding it now (a snapshot), or null if it is unlocked (or,
+   * in sharedMemory(), held by another process).
+   */
   readonly holder: number | null;
+  /** The pid of the process holding it now (a snapshot), or null if it is unlocked. */
+  readonly holderProcess: number | null;
 }
 /** The same class as Mutex, under the name the Atomics.waitAsync articles use. */
 export const AsyncLock: typeof Mutex;

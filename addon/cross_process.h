@@ -1,0 +1,57 @@
+// Waits that cross processes: the second place a waiter on a shared region's word parks.
+//
+// A waiter always queues in its own process's parking lot, so every protocol, the FIFO order
+// among a process's waiters, Promise waits, timeouts, cancels and interrupts work unchanged. For a
+// key in a region other processes map (shared_region.h), the lot adds three rules:
+//   - It never tells a primitive that a key's queue is empty, neither to `decide` (has_more) nor
+//     to a Grant's `finish`: other processes may have waiters the lot cannot see, so the word
+//     keeps saying "waiters may be parked" and every release takes the slow path.
+//   - Every release that wakes waiters here also wakes the other processes' relays (wake_others),
+//     through the kernel futex on the key's word (a process-shared futex, keyed by the file page).
+//   - While a process has waiters on a shared key, its relay thread sleeps on that word
+//     (futex_waitv, with the words of every such key). Woken by a release, or finding the word
+//     changed, it wakes the oldest local waiter with the primitive's WaitSite::look_again token:
+//     look at the word again, and keep it marked as having waiters. That waiter competes for what
+//     was released with the other processes' waiters, so a release lets one waiter of each
+//     process compete: waiters are served in order within a process, and no process can keep
+//     the others' waiters from competing. A waiter that queues tells the relay the word as it
+//     read it before checking it; a word that reads otherwise by the time the relay sleeps has
+//     changed since, perhaps by a release that woke no relay here, and the waiter looks again.
+// The relay also looks every kOwnerPollInterval at the holders of the words it watches: a holder
+// whose process died (shared_region.h) gets its oldest local waiter woken to take the lock over.
+// That bounds how soon a waiter learns of a SIGKILLed holder; a newcomer learns at once.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "atomic_ref.h"
+#include "parking_lot.h"
+#include "shared_region.h"
+
+namespace parklock::cross_process {
+
+inline constexpr std::chrono::milliseconds kOwnerPollInterval{20};
+
+// Whether `key` lies in a region that other processes may map (one relaxed load when none is).
+inline bool is_shared(const void* key) noexcept {
+  return shared_region::any_mapped() && shared_region::region_at(key) != nullptr;
+}
+
+// After a waiter queued on the shared `key` of a primitive of `site`, having read its word as
+// `seen` before it checked it: the relay watches the key, and wakes that waiter to look again if
+// the word no longer reads `seen` (a release may have come before the relay slept on it).
+void watch(const void* key, const WaitSite* site, std::int32_t seen) noexcept;
+
+// After a release on the shared `key`: wakes every process's relay that sleeps on it. Not one:
+// the relay woken might belong to a process whose waiters have just left, and the release would
+// reach nobody.
+void wake_others(const void* key) noexcept;
+
+// The word at a shared key, as watch() wants it.
+inline std::int32_t word_at(const void* key) noexcept {
+  return atomic_ref<const std::int32_t>(*static_cast<const std::int32_t*>(key))
+      .load(std::memory_order_acquire);
+}
+
+}  // namespace parklock::cross_process

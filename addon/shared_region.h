@@ -1,0 +1,142 @@
+// A region of memory that several processes share: a file that each of them maps (MAP_SHARED),
+// at whatever address, and whose words hold primitives exactly as a SharedArrayBuffer's do.
+//
+// File layout (version 1; words in the machine's byte order):
+//
+//   offset  bytes          field
+//   ------  -------------  ------------------------------------------------------------------------
+//   0       4              magic kMagic, written last by the creator: until then the file is not
+//                          ready, and an opener waits for it (a creator that died first leaves a
+//                          file every opener refuses)
+//   4       4              layout version kVersion: a file of another version is refused
+//   8       8              the user area's size in bytes; the file is kHeaderBytes plus that
+//   16      48             zero
+//   64      16 * kSlots    identity slots (below)
+//   kHeaderBytes           the user area: what sharedMemory() hands out, the words of primitives
+//
+// Identities. A lock word names its holder by a ThreadId, which counts a process's own threads,
+// so two processes would name different threads alike. A word in a region names a region
+// identity instead, of one slot:
+//
+//   ThreadId bits  28: kRegionIdentity   16..25: the slot's generation (low 16 bits)   0..9: slot
+//
+// A slot is { generation, pid, thread (its process's ThreadId), state }. A thread takes one the
+// first time it needs an identity in the region. Liveness across processes is not the pid, which
+// the system reuses: while a slot is kLive, its process holds an open-file-description lock
+// (F_OFD_SETLK) on byte kLivenessBase + slot of the file, which the kernel drops when the process
+// ends in any way, SIGKILL included, and which no later process inherits. A slot whose thread
+// ended (kEnded, written by its own process) or whose lock nobody holds is free to take again,
+// with its generation bumped, so that a word naming the old identity reads "owner ended" from
+// then on (until the generation wraps: 65536 reuses of one slot while a word still names the
+// first).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "thread_id.h"
+
+namespace parklock::shared_region {
+
+inline constexpr std::uint32_t kMagic = 0x4b4c4b50;  // "PKLK"
+inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::size_t kSlotsOffset = 64;
+inline constexpr std::size_t kSlotBytes = 16;
+inline constexpr std::size_t kSlots = 1020;
+inline constexpr std::size_t kHeaderBytes = 16384;
+static_assert(kSlotsOffset + kSlots * kSlotBytes == kHeaderBytes);
+// Region sizes users may ask for: up to 1 GiB of words.
+inline constexpr std::uint64_t kMaxUserBytes = std::uint64_t{1} << 30;
+
+inline constexpr int kSlotBits = 10;
+inline constexpr int kGenerationBits = 16;
+inline constexpr ThreadId kRegionIdentity = ThreadId{1} << 28;
+static_assert(kSlots <= (std::size_t{1} << kSlotBits));
+static_assert(kSlotBits + kGenerationBits < 28);
+
+// Whether `thread` is a region identity rather than a process's own ThreadId (which stay below
+// kRegionIdentity: a process would have to start 2^28 threads to reach it).
+constexpr bool is_region_identity(ThreadId thread) noexcept {
+  return (thread & kRegionIdentity) != 0;
+}
+
+enum SlotState : std::uint32_t { kFree = 0, kLive = 1, kEnded = 2, kClaiming = 3 };
+
+// The byte of the file whose lock says that a slot's process is alive.
+inline constexpr std::int64_t kLivenessBase = std::int64_t{1} << 30;
+
+// What opening a region can find wrong; each becomes a JavaScript error with its own code.
+enum class OpenError {
+  kNone,
+  kUnsupported,   // no cross-process waits on this platform
+  kSystem,        // a system call failed: `error_number` says which errno
+  kNotRegular,    // a directory, a device, a fifo...
+  kForeignOwner,  // the file belongs to another user
+  kTooSmall,      // shorter than its header says, or than the size asked for
+  kNotARegion,    // no magic: not a parklock file, or its creator died before finishing
+  kVersion,       // another layout version
+  kTooMany,       // the process has the most regions it can map open
+};
+
+struct Region;
+
+struct Opened {
+  Region* region = nullptr;  // mapped for the rest of the process's life
+  std::int32_t* words = nullptr;
+  std::uint64_t size = 0;  // user bytes
+  OpenError error = OpenError::kNone;
+  int error_number = 0;             // with kSystem
+  std::uint32_t found_version = 0;  // with kVersion
+};
+
+// Whether this platform has regions at all.
+bool supported() noexcept;
+
+// Maps the region of the open file `fd` (which the caller keeps and may close: the region keeps
+// a duplicate, which carries this process's liveness locks). `created`: the caller has just
+// created the file (O_EXCL), empty, and makes it a region of `size` user bytes; otherwise the
+// file must be a region of at least `size` user bytes, and a file this process has mapped
+// already is not mapped again.
+Opened adopt(int fd, bool created, std::uint64_t size);
+
+// The region whose user area holds `address`, or null: a lock-free walk over the regions mapped,
+// and one relaxed load when there are none.
+Region* region_at(const void* address) noexcept;
+
+// Whether any region is mapped at all (one relaxed load).
+bool any_mapped() noexcept;
+
+// `thread`'s identity in the region holding `word` (taking a slot the first time), `thread`
+// itself for a word outside every region, or kNoThread when every slot is live.
+ThreadId identity_at(const void* word, ThreadId thread) noexcept;
+
+// Whether the holder `owner` of the word at `word` has ended: a region identity is looked up in
+// the region's slots; anything else is a thread of this process (thread_id.h).
+bool owner_ended(const void* word, ThreadId owner) noexcept;
+
+// Marks every region identity of this process's `thread` ended (its liveness lock released) and
+// returns them through `visit`, so that the locks they hold can be recovered for local waiters.
+template <typename Visit>
+void end_identities_of(ThreadId thread, Visit&& visit);
+
+// Who a region identity is, for diagnostics: its process and that process's ThreadId, or
+// pid 0 when the slot has been taken again (the identity ended long ago).
+struct IdentityInfo {
+  std::int32_t pid = 0;
+  ThreadId thread = kNoThread;
+};
+IdentityInfo describe(const void* word, ThreadId identity) noexcept;
+
+// The out-of-line half of end_identities_of(): up to `capacity` identities written to `out`.
+std::size_t end_identities(ThreadId thread, ThreadId* out, std::size_t capacity) noexcept;
+
+template <typename Visit>
+void end_identities_of(ThreadId thread, Visit&& visit) {
+  if (!any_mapped()) return;
+  ThreadId ended[64];
+  const std::size_t count = end_identities(thread, ended, 64);
+  for (std::size_t i = 0; i < count; ++i) visit(ended[i]);
+}
+
+}  // namespace parklock::shared_region

@@ -1,0 +1,107 @@
+// The native half of lib/shared_region.js: a region file, opened by JavaScript, mapped here and
+// handed back as the memory primitives are placed in.
+#include <cmath>
+
+#include "errors.h"
+#include "exports.h"
+#include "region_identity.h"
+#include "shared_region.h"
+#include "shared_words.h"
+#include "thread_context.h"
+
+namespace parklock::binding {
+
+namespace {
+
+const char* error_name(shared_region::OpenError error) {
+  switch (error) {
+    case shared_region::OpenError::kNone:
+      break;
+    case shared_region::OpenError::kUnsupported:
+      return "unsupported";
+    case shared_region::OpenError::kSystem:
+      return "system";
+    case shared_region::OpenError::kNotRegular:
+      return "not-regular";
+    case shared_region::OpenError::kForeignOwner:
+      return "foreign-owner";
+    case shared_region::OpenError::kTooSmall:
+      return "too-small";
+    case shared_region::OpenError::kNotARegion:
+      return "not-a-region";
+    case shared_region::OpenError::kVersion:
+      return "version";
+    case shared_region::OpenError::kTooMany:
+      return "too-many";
+  }
+  return "none";
+}
+
+// adoptRegion(fd, created, size) -> the region's user area as an ArrayBuffer (on this Node, an
+// external one over the mapping, which is never unmapped), or { error, errno, version } saying
+// why not; lib/shared_region.js turns that into an Error with the path.
+Napi::Value adopt_region(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsNumber() || !info[1].IsBoolean() || !info[2].IsNumber()) {
+    throw_type_error(env, "ERR_INVALID_ARG_TYPE", "adoptRegion(fd, created, size)");
+  }
+  const double fd = info[0].As<Napi::Number>().DoubleValue();
+  const double size = info[2].As<Napi::Number>().DoubleValue();
+  if (!(fd >= 0) || std::floor(fd) != fd || fd > 2147483647 || !(size >= 0) ||
+      std::floor(size) != size || size > static_cast<double>(shared_region::kMaxUserBytes)) {
+    throw_range_error(env, "ERR_OUT_OF_RANGE", "adoptRegion(fd, created, size)");
+  }
+  const shared_region::Opened opened = shared_region::adopt(
+      static_cast<int>(fd), info[1].As<Napi::Boolean>().Value(), static_cast<std::uint64_t>(size));
+  if (opened.region == nullptr) {
+    Napi::Object why = Napi::Object::New(env);
+    why.Set("error", error_name(opened.error));
+    why.Set("errno", opened.error_number);
+    why.Set("version", static_cast<double>(opened.found_version));
+    return why;
+  }
+  napi_value buffer = nullptr;
+  NAPI_THROW_IF_FAILED(env,
+                       napi_create_external_arraybuffer(
+                           env, opened.words, static_cast<std::size_t>(opened.size),
+                           [](napi_env, void*, void*) {}, nullptr, &buffer),
+                       Napi::Value());
+  return Napi::Value(env, buffer);
+}
+
+// regionIdentity(int32Array) -> this thread's identity in the region holding the array's
+// memory, which JavaScript's fast paths write into lock words there.
+Napi::Value region_identity(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const std::int32_t* word = shared_words(env, info[0], Napi::Number::New(env, 0), 1);
+  return Napi::Number::New(env, acting_thread(env, word, ThreadContext::of(env).thread()));
+}
+
+// regionHolder(int32Array, identity) -> [pid, threadId of that process] of a region identity,
+// or null once its slot has been taken again.
+Napi::Value region_holder(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const std::int32_t* word = shared_words(env, info[0], Napi::Number::New(env, 0), 1);
+  if (!info[1].IsNumber()) throw_type_error(env, "ERR_INVALID_ARG_TYPE", "bad identity");
+  const auto identity = static_cast<ThreadId>(info[1].As<Napi::Number>().Int32Value());
+  const shared_region::IdentityInfo who = shared_region::describe(word, identity);
+  if (who.pid == 0) return env.Null();
+  Napi::Array pair = Napi::Array::New(env, 2);
+  pair.Set(0u, who.pid);
+  pair.Set(1u, who.thread);
+  return pair;
+}
+
+const Exports registered([](Napi::Env env, Napi::Object exports) {
+  exports.Set("regionsSupported", Napi::Boolean::New(env, shared_region::supported()));
+  exports.Set("regionHeaderBytes", static_cast<double>(shared_region::kHeaderBytes));
+  exports.Set("regionVersion", static_cast<double>(shared_region::kVersion));
+  exports.Set("regionMaxBytes", static_cast<double>(shared_region::kMaxUserBytes));
+  exports.Set("adoptRegion", Napi::Function::New(env, adopt_region, "adoptRegion"));
+  exports.Set("regionIdentity", Napi::Function::New(env, region_identity, "regionIdentity"));
+  exports.Set("regionHolder", Napi::Function::New(env, region_holder, "regionHolder"));
+});
+
+}  // namespace
+
+}  // namespace parklock::binding

@@ -1,0 +1,148 @@
+'use strict';
+// sharedMemory(path, options): memory that several processes map from one file, in which
+// primitives wait across processes. The file's layout is addon/shared_region.h's; the mapping
+// lasts as long as the process (memory a parked waiter or a fast path may still touch is never
+// unmapped), so there is no close(). Remove the file with fs.rmSync() once no process will open it
+// again: processes that have it mapped keep using it, and the next sharedMemory() at that path
+// creates a new region that they do not see.
+const fs = require('node:fs');
+const { fileURLToPath } = require('node:url');
+const native = require('./native');
+const { invalidArgType, outOfRange, lockError } = require('./errors');
+
+const { O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW = 0 } = fs.constants;
+const DEFAULT_SIZE = 4096;
+const MAX_BYTES = native.regionMaxBytes;
+
+let isSharedMemory;
+let memoryOf;
+
+class SharedMemory {
+  #buffer;
+  #path;
+  #created;
+
+  constructor(token, buffer, path, created) {
+    if (token !== SharedMemory) throw invalidArgType('this constructor', 'called by sharedMemory()', token);
+    this.#buffer = buffer;
+    this.#path = path;
+    this.#created = created;
+  }
+
+  static {
+    isSharedMemory = (value) => value !== null && typeof value === 'object' && #buffer in value;
+    memoryOf = (memory) => memory.#buffer;
+  }
+
+  // The region's words: an ArrayBuffer over the mapping (not transferable to other threads:
+  // each thread that needs the region calls sharedMemory() with the same path).
+  get buffer() {
+    return this.#buffer;
+  }
+
+  get byteLength() {
+    return this.#buffer.byteLength;
+  }
+
+  get path() {
+    return this.#path;
+  }
+
+  // Whether this call created the file (the first process to open it).
+  get created() {
+    return this.#created;
+  }
+}
+
+function regionError(code, path, message) {
+  const error = lockError(code, `${message}: ${path}`);
+  error.path = path;
+  return error;
+}
+
+const WHY = {
+  'not-regular': ['ERR_PARKLOCK_REGION_INVALID', 'Not a regular file'],
+  'foreign-owner': ['ERR_PARKLOCK_REGION_OWNER', 'The file belongs to another user'],
+  'too-small': ['ERR_PARKLOCK_REGION_SIZE', 'The region is smaller than the size asked for, or its file was truncated'],
+  'not-a-region': ['ERR_PARKLOCK_REGION_INVALID', 'Not a parklock shared memory file (or its creator died before finishing it)'],
+  'too-many': ['ERR_PARKLOCK_REGION_LIMIT', 'This process has mapped as many shared memory files as it can'],
+};
+
+function refusal(why, path) {
+  if (why.error === 'version') {
+    return regionError(
+      'ERR_PARKLOCK_REGION_VERSION',
+      path,
+      `The file holds a region of layout version ${why.version}; this parklock reads version ${native.regionVersion}`,
+    );
+  }
+  if (why.error === 'system') {
+    return regionError('ERR_PARKLOCK_REGION_SYSTEM', path, `Mapping the file failed (errno ${why.errno})`);
+  }
+  const [code, message] = WHY[why.error] ?? ['ERR_PARKLOCK_REGION_INVALID', why.error];
+  return regionError(code, path, message);
+}
+
+function unsupported() {
+  return lockError(
+    'ERR_PARKLOCK_UNSUPPORTED',
+    `sharedMemory() is not available on ${process.platform}: waits across processes are built on Linux only so far`,
+  );
+}
+
+function validatePath(path) {
+  if (path instanceof URL) return fileURLToPath(path);
+  if (typeof path !== 'string') throw invalidArgType('path', 'of type string or an instance of URL', path);
+  if (path.length === 0 || path.includes('\0')) throw outOfRange('path', 'a non-empty path without NUL bytes', JSON.stringify(path));
+  return path;
+}
+
+function validateOptions(options) {
+  if (options === undefined) return { size: undefined, mode: 0o600, create: true };
+  if (options === null || typeof options !== 'object') throw invalidArgType('options', 'an object', options);
+  const { size, mode = 0o600, create = true } = options;
+  if (size !== undefined) {
+    if (typeof size !== 'number') throw invalidArgType('options.size', 'of type number', size);
+    if (!Number.isInteger(size) || size < 8 || size > MAX_BYTES || size % 8 !== 0) {
+      throw outOfRange('options.size', `a multiple of 8 from 8 to ${MAX_BYTES}`, size);
+    }
+  }
+  if (typeof mode !== 'number') throw invalidArgType('options.mode', 'of type number', mode);
+  if (!Number.isInteger(mode) || mode < 0 || mode > 0o777) throw outOfRange('options.mode', 'an integer from 0 to 0o777', mode);
+  if (typeof create !== 'boolean') throw invalidArgType('options.create', 'of type boolean', create);
+  return { size, mode, create };
+}
+
+// Opens the region at `path`, creating it (with O_EXCL, mode 0o600 unless told otherwise) if it
+// does not exist and `create` is not false; never follows a symbolic link at `path`.
+function sharedMemory(path, options) {
+  path = validatePath(path);
+  const { size, mode, create } = validateOptions(options);
+  if (!native.regionsSupported) throw unsupported();
+  const flags = O_RDWR | O_NOFOLLOW;
+  let fd;
+  let created = false;
+  if (create) {
+    try {
+      fd = fs.openSync(path, flags | O_CREAT | O_EXCL, mode);
+      created = true;
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+    }
+  }
+  fd ??= fs.openSync(path, flags);
+  let result;
+  try {
+    result = native.adoptRegion(fd, created, created ? (size ?? DEFAULT_SIZE) : (size ?? 0));
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (!(result instanceof ArrayBuffer)) {
+    // A file this call created and could not make a region is not left for others to refuse.
+    if (created) fs.rmSync(path, { force: true });
+    throw refusal(result, path);
+  }
+  return new SharedMemory(SharedMemory, result, path, created);
+}
+
+module.exports = { sharedMemory, SharedMemory, isSharedMemory, memoryOf };
