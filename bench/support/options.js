@@ -1,5 +1,7 @@
 'use strict';
 // Command line of bench/run.js.
+const { walkArgv, checkPositiveInteger } = require('./argv');
+
 const USAGE = `usage: node bench/run.js [--quick] [--reps N] [--only a,b,...] [--cpp | --no-cpp]
   --quick        2 short repetitions per case (the whole suite in about 1-2 minutes)
   --reps N       repetitions per case (default 5; --quick: 2)
@@ -11,12 +13,7 @@ const USAGE = `usage: node bench/run.js [--quick] [--reps N] [--only a,b,...] [-
 
 function parseOptions(argv, scenarioNames) {
   const options = { quick: false, reps: undefined, only: undefined, cpp: undefined, cppBuild: true, out: 'latest' };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const value = () => {
-      if (i + 1 >= argv.length) throw new Error(`${arg} needs a value\n${USAGE}`);
-      return argv[++i];
-    };
+  walkArgv(argv, USAGE, (arg, value) => {
     if (arg === '--quick') options.quick = true;
     else if (arg === '--reps') options.reps = Number(value());
     else if (arg.startsWith('--reps=')) options.reps = Number(arg.slice(7));
@@ -26,13 +23,11 @@ function parseOptions(argv, scenarioNames) {
     else if (arg === '--no-cpp') options.cpp = false;
     else if (arg === '--no-cpp-build') options.cppBuild = false;
     else if (arg === '--out') options.out = value();
-    else if (arg === '--help' || arg === '-h') {
-      console.log(USAGE);
-      process.exit(0);
-    } else throw new Error(`unknown option ${arg}\n${USAGE}`);
-  }
+    else return false;
+    return true;
+  });
   if (options.reps === undefined) options.reps = options.quick ? 2 : 5;
-  if (!Number.isInteger(options.reps) || options.reps < 1) throw new Error('--reps must be a positive integer');
+  checkPositiveInteger('--reps', options.reps);
   if (!/^[\w.-]+$/.test(options.out)) throw new Error('--out takes a file name without a folder');
 
   let selected = scenarioNames;
