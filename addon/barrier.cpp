@@ -7,7 +7,8 @@
 
 namespace parklock {
 
-const WaitSite BarrierWord::kWaitSite{"barrier", &futex::word_of, nullptr, nullptr};
+const WaitSite BarrierWord::kWaitSite{"barrier", &futex::word_of, nullptr, nullptr,
+                                      &futex::look_again};
 
 BarrierWord::Arrival BarrierWord::arrive() noexcept {
   const std::int32_t parties = this->parties();

@@ -66,8 +66,11 @@ std::int32_t load_word(const void* key) {
   return word_at(key);
 }
 
+// Set on the relay's thread: what it wakes passes on a change that every process's relay sees.
+thread_local bool relaying = false;
+
 void look_again(const Watched& watched) {
-  parking_lot::unpark_here(watched.key, watched.site->look_again);
+  watched.site->look_again(watched.key);
 }
 
 // A holder that ended (its process died): its oldest local waiter takes the lock over.
@@ -119,6 +122,7 @@ void take_stock(Relay& state, std::vector<Watched>& keys, std::vector<std::int32
 }
 
 void run_relay() {
+  relaying = true;
   Relay& state = relay();
   auto next_poll = std::chrono::steady_clock::now() + kOwnerPollInterval;
   bool have_waitv = true;
@@ -142,7 +146,7 @@ void run_relay() {
                      kFutex2SizeU32 | kFutex2Private, 0});
     for (std::size_t i = 0; i < keys.size(); ++i) {
       words.push_back({static_cast<std::uint32_t>(values[i]),
-                       reinterpret_cast<std::uintptr_t>(keys[i].key), kFutex2SizeU32, 0});
+                       reinterpret_cast<std::uintptr_t>(word_of(keys[i].key)), kFutex2SizeU32, 0});
     }
     timespec until{};
     clock_gettime(CLOCK_MONOTONIC, &until);
@@ -167,7 +171,7 @@ void run_relay() {
 }  // namespace
 
 void watch(const void* key, const WaitSite* site, std::int32_t seen) noexcept {
-  if (site == nullptr || site->look_again == 0) return;
+  if (site == nullptr || site->look_again == nullptr) return;
   Relay& state = relay();
   {
     const std::lock_guard<std::mutex> guard(state.lock);
@@ -193,7 +197,8 @@ void watch(const void* key, const WaitSite* site, std::int32_t seen) noexcept {
 }
 
 void wake_others(const void* key) noexcept {
-  syscall(SYS_futex, key, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+  if (relaying) return;
+  syscall(SYS_futex, word_of(key), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
 #else

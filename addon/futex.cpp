@@ -1,6 +1,7 @@
 #include "futex.h"
 
 #include <atomic>
+#include <limits>
 
 #include "atomic_ref.h"
 
@@ -53,6 +54,10 @@ bool enqueue_if_equal(const std::int32_t* word, std::int32_t expected, Waiter& w
                       const WaitSite* site) {
   return parking_lot::enqueue(
       key(word), waiter, [&] { return holds(word, expected); }, site);
+}
+
+void look_again(const void* key) noexcept {
+  parking_lot::unpark_some(key, std::numeric_limits<std::size_t>::max(), kNotified);
 }
 
 std::size_t notify(const std::int32_t* word, std::size_t count) {

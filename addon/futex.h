@@ -89,6 +89,12 @@ class ChangeStep : public WaitStep {
   const WaitSite* const site_;
 };
 
+// WaitSite::look_again of the sites of ChangeSteps (the latch's, the barrier's): the word at a
+// futex key changed in another process, and every waiter here looks at it again. The bare futex
+// site has none: a notify(count) wakes at most `count` waiters, which waking every waiter of
+// another process would break.
+void look_again(const void* key) noexcept;
+
 // Queues an asynchronous waiter if the word holds `expected`; false (not queued) otherwise.
 bool enqueue_if_equal(const std::int32_t* word, std::int32_t expected, Waiter& waiter,
                       const WaitSite* site = &kWaitSite);

@@ -6,7 +6,7 @@
 
 namespace parklock {
 
-const WaitSite LatchWord::kWaitSite{"latch", &futex::word_of, nullptr, nullptr};
+const WaitSite LatchWord::kWaitSite{"latch", &futex::word_of, nullptr, nullptr, &futex::look_again};
 
 LatchWord::CountDownResult LatchWord::count_down(std::int32_t n) noexcept {
   std::int32_t seen = word().load(std::memory_order_relaxed);

@@ -91,7 +91,11 @@ bool MutexWord::mark_parked_if_locked() noexcept {
 }
 
 const WaitSite MutexWord::kWaitSite{"mutex", &key_is_address, &MutexWord::holder_at,
-                                    &MutexWord::recover_from_ended_owner, kReleasedWithMoreWaiters};
+                                    &MutexWord::recover_from_ended_owner, &MutexWord::look_again};
+
+void MutexWord::look_again(const void* address) noexcept {
+  parking_lot::unpark_here(address, kReleasedWithMoreWaiters);
+}
 
 ThreadId MutexWord::holder_at(const void* address) noexcept {
   const std::int32_t seen =

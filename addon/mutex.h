@@ -137,6 +137,10 @@ class MutexWord : public Int32Words<1> {
   // Who holds the mutex at `address` (kNoThread if nobody): WaitSite::holder.
   static ThreadId holder_at(const void* address) noexcept;
 
+  // WaitSite::look_again: the oldest waiter here competes for what another process released,
+  // with one waiter of each other process that has some, and marks the state 2 if it loses.
+  static void look_again(const void* address) noexcept;
+
   // The site of mutex waiters (parking_lot.h).
   static const WaitSite kWaitSite;
 

@@ -145,7 +145,10 @@ using Woken = parking_lot::Wakeups;
 void run_grant(Bucket& bucket, const void* key, const parking_lot::Grant& grant, Woken& woken) {
   Waiter* w = ParkingLotAccess::first_for(bucket, key);
   if (grant.offer != nullptr) {
-    if (grant.turn != nullptr && w != nullptr) grant.turn->be_fair = fair_now(bucket, *w, key);
+    // Never on a shared key (cross_process.h).
+    if (grant.turn != nullptr && w != nullptr) {
+      grant.turn->be_fair = fair_now(bucket, *w, key) && !cross_process::is_shared(key);
+    }
     while (w != nullptr) {
       std::optional<WakeToken> token = (*grant.offer)(w->request());
       if (!token) break;

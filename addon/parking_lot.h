@@ -65,10 +65,12 @@ struct WaitSite {
   // ended holding it (owner_death.h), so that the end of a thread can serve the queues waiting
   // for it. Runs with no bucket lock held. Null for primitives without an owner.
   void (*recover)(const void* key, ThreadId ended) noexcept;
-  // For a primitive whose words may lie in memory other processes share (cross_process.h): the
-  // token a waiter gets when a release in another process may concern it: look at the word again,
-  // and keep it marked as having waiters. 0: the primitive does not wait across processes.
-  WakeToken look_again = 0;
+  // For a primitive whose words may lie in memory other processes share (cross_process.h): what
+  // this process does when the word at `key` changed in another process (a release, an arrival, a
+  // count-down), run by the relay with no bucket lock held: wakes the local waiters that the
+  // change may concern to look at the word again, leaving it marked as having waiters. Null: the
+  // primitive does not wait across processes.
+  void (*look_again)(const void* key) noexcept = nullptr;
 };
 
 // The address a key names, for the many primitives that key their queues by their word.

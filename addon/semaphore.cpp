@@ -5,7 +5,13 @@
 
 namespace parklock {
 
-const WaitSite SemaphoreWord::kWaitSite{"semaphore", &key_is_address, nullptr, nullptr};
+const WaitSite SemaphoreWord::kWaitSite{"semaphore", &key_is_address, nullptr, nullptr,
+                                        &SemaphoreWord::look_again};
+
+void SemaphoreWord::look_again(const void* address) noexcept {
+  SemaphoreWord(const_cast<std::int32_t*>(static_cast<const std::int32_t*>(address)))
+      .add_and_grant(0);
+}
 
 SemaphoreWord::Claim SemaphoreWord::take_or_announce(std::int32_t n, bool may_queue) noexcept {
   std::int32_t seen = word().load(std::memory_order_relaxed);

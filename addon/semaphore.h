@@ -167,6 +167,9 @@ class SemaphoreWord : public Int32Words<1> {
   const void* address() const noexcept { return word_; }
   // The site of semaphore waiters (parking_lot.h).
   static const WaitSite kWaitSite;
+  // WaitSite::look_again: the grant step, with nothing added, wakes the waiters here whose
+  // requests the permits another process released cover, to compete for them.
+  static void look_again(const void* address) noexcept;
 
  private:
   atomic_ref<std::int32_t> word() const noexcept { return atomic_ref<std::int32_t>(*word_); }

@@ -55,7 +55,7 @@ constexpr std::size_t kMostRegions = 64;
 // Regions are appended and never removed, so readers walk the first `mapped_count` entries
 // without a lock.
 std::array<std::atomic<Region*>, kMostRegions> mapped{};
-std::atomic<std::size_t> mapped_count{0};
+using detail::mapped_count;
 std::mutex opening;  // serialises open(): one mapping per file
 
 bool liveness_lock(const Region& region, std::size_t slot, short type) {
@@ -83,6 +83,10 @@ constexpr ThreadId identity_of(std::size_t slot, std::uint32_t generation) {
   return kRegionIdentity |
          static_cast<ThreadId>((generation & ((1u << kGenerationBits) - 1)) << kSlotBits) |
          static_cast<ThreadId>(slot);
+}
+
+constexpr std::size_t slot_of(ThreadId identity) {
+  return static_cast<std::size_t>(identity) & ((std::size_t{1} << kSlotBits) - 1);
 }
 
 // Whether `slot`, as another process or an ended thread left it, may be taken again.
@@ -249,27 +253,42 @@ Region* region_at(const void* address) noexcept {
   return nullptr;
 }
 
-bool any_mapped() noexcept {
-  return mapped_count.load(std::memory_order_relaxed) != 0;
-}
-
-ThreadId identity_at(const void* word, ThreadId thread) noexcept {
+ThreadId identity_in_region(const void* word, ThreadId thread) noexcept {
   Region* region = region_at(word);
   if (region == nullptr) return thread;
-  const std::lock_guard<std::mutex> guard(region->taking);
-  for (std::size_t slot = 0; slot < kSlots; ++slot) {
-    if (region->local_thread[slot] == thread) {
-      return identity_of(slot, region->generation(slot).load(std::memory_order_relaxed));
+  // The identity this OS thread used last. Still its own while the slot names `thread` and the
+  // generation is unchanged: only end_identities() gives a slot up, and only taking it bumps it.
+  thread_local struct {
+    const Region* region = nullptr;
+    ThreadId thread = kNoThread;
+    ThreadId identity = kNoThread;
+  } last;
+  if (last.region == region && last.thread == thread) {
+    const std::size_t slot = slot_of(last.identity);
+    if (region->local_thread[slot] == thread &&
+        identity_of(slot, region->generation(slot).load(std::memory_order_relaxed)) ==
+            last.identity) {
+      return last.identity;
     }
   }
-  return take_slot(*region, thread);
+  ThreadId identity = kNoThread;
+  {
+    const std::lock_guard<std::mutex> guard(region->taking);
+    for (std::size_t slot = 0; slot < kSlots && identity == kNoThread; ++slot) {
+      if (region->local_thread[slot] == thread) {
+        identity = identity_of(slot, region->generation(slot).load(std::memory_order_relaxed));
+      }
+    }
+    if (identity == kNoThread) identity = take_slot(*region, thread);
+  }
+  if (identity != kNoThread) last = {region, thread, identity};
+  return identity;
 }
 
-bool owner_ended(const void* word, ThreadId owner) noexcept {
-  if (!is_region_identity(owner)) return thread_ended(owner);
+bool region_owner_ended(const void* word, ThreadId owner) noexcept {
   const Region* region = region_at(word);
   if (region == nullptr) return false;
-  const auto slot = static_cast<std::size_t>(owner) & ((std::size_t{1} << kSlotBits) - 1);
+  const std::size_t slot = slot_of(owner);
   if (slot >= kSlots) return true;  // no slot ever made that identity
   const std::uint32_t state = region->state(slot).load(std::memory_order_acquire);
   if (identity_of(slot, region->generation(slot).load(std::memory_order_acquire)) != owner) {
@@ -302,13 +321,14 @@ std::size_t end_identities(ThreadId thread, ThreadId* out, std::size_t capacity)
 IdentityInfo describe(const void* word, ThreadId identity) noexcept {
   const Region* region = region_at(word);
   if (region == nullptr || !is_region_identity(identity)) return {};
-  const auto slot = static_cast<std::size_t>(identity) & ((std::size_t{1} << kSlotBits) - 1);
+  const std::size_t slot = slot_of(identity);
   if (slot >= kSlots ||
       identity_of(slot, region->generation(slot).load(std::memory_order_acquire)) != identity) {
     return {};
   }
   return {static_cast<std::int32_t>(region->pid(slot).load(std::memory_order_relaxed)),
-          static_cast<ThreadId>(region->thread(slot).load(std::memory_order_relaxed))};
+          static_cast<ThreadId>(region->thread(slot).load(std::memory_order_relaxed)),
+          region->local_thread[slot].load(std::memory_order_relaxed)};
 }
 
 #else  // no cross-process waits here yet
@@ -326,14 +346,11 @@ Opened adopt(int, bool, std::uint64_t) {
 Region* region_at(const void*) noexcept {
   return nullptr;
 }
-bool any_mapped() noexcept {
-  return false;
-}
-ThreadId identity_at(const void*, ThreadId thread) noexcept {
+ThreadId identity_in_region(const void*, ThreadId thread) noexcept {
   return thread;
 }
-bool owner_ended(const void*, ThreadId owner) noexcept {
-  return thread_ended(owner);
+bool region_owner_ended(const void*, ThreadId) noexcept {
+  return true;  // no region made that identity
 }
 std::size_t end_identities(ThreadId, ThreadId*, std::size_t) noexcept {
   return 0;

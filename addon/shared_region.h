@@ -31,9 +31,9 @@
 // first).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <string>
 
 #include "thread_id.h"
 
@@ -104,16 +104,30 @@ Opened adopt(int fd, bool created, std::uint64_t size);
 // and one relaxed load when there are none.
 Region* region_at(const void* address) noexcept;
 
-// Whether any region is mapped at all (one relaxed load).
-bool any_mapped() noexcept;
+namespace detail {
+// How many regions this process has mapped (never decreases); always 0 where regions are not
+// supported. Inline, so that every parking-lot operation outside regions pays one relaxed load.
+inline std::atomic<std::size_t> mapped_count{0};
+}  // namespace detail
+
+// Whether any region is mapped at all.
+inline bool any_mapped() noexcept {
+  return detail::mapped_count.load(std::memory_order_relaxed) != 0;
+}
 
 // `thread`'s identity in the region holding `word` (taking a slot the first time), `thread`
 // itself for a word outside every region, or kNoThread when every slot is live.
-ThreadId identity_at(const void* word, ThreadId thread) noexcept;
+ThreadId identity_in_region(const void* word, ThreadId thread) noexcept;
+inline ThreadId identity_at(const void* word, ThreadId thread) noexcept {
+  return any_mapped() ? identity_in_region(word, thread) : thread;
+}
 
 // Whether the holder `owner` of the word at `word` has ended: a region identity is looked up in
 // the region's slots; anything else is a thread of this process (thread_id.h).
-bool owner_ended(const void* word, ThreadId owner) noexcept;
+bool region_owner_ended(const void* word, ThreadId owner) noexcept;
+inline bool owner_ended(const void* word, ThreadId owner) noexcept {
+  return is_region_identity(owner) ? region_owner_ended(word, owner) : thread_ended(owner);
+}
 
 // Marks every region identity of this process's `thread` ended (its liveness lock released) and
 // returns them through `visit`, so that the locks they hold can be recovered for local waiters.
@@ -121,10 +135,12 @@ template <typename Visit>
 void end_identities_of(ThreadId thread, Visit&& visit);
 
 // Who a region identity is, for diagnostics: its process and that process's ThreadId, or
-// pid 0 when the slot has been taken again (the identity ended long ago).
+// pid 0 when the slot has been taken again (the identity ended long ago); `here`: the same
+// thread's ThreadId when it is a live thread of this process, else kNoThread.
 struct IdentityInfo {
   std::int32_t pid = 0;
   ThreadId thread = kNoThread;
+  ThreadId here = kNoThread;
 };
 IdentityInfo describe(const void* word, ThreadId identity) noexcept;
 

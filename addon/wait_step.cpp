@@ -85,9 +85,7 @@ constexpr Outcome outcome_of(Leaving leaving) noexcept {
 
 Outcome wait_blocking(WaitStep& step, Deadline deadline, std::optional<WakeToken> woken) {
   step.deadline_ = deadline;
-  const ThreadId acts_as = step.acts_as();
-  BlockingWaiter waiter(Clock::now(), step.request(),
-                        acts_as != kNoThread ? acts_as : current_thread_id());
+  BlockingWaiter waiter(Clock::now(), step.request(), step.waiter_thread(current_thread_id()));
   Outcome outcome = woken ? step.resume(waiter, *woken) : step.start(waiter);
   while (outcome == Outcome::kPending) {
     const Slept slept = sleep_watched(step, waiter, deadline);

@@ -65,6 +65,11 @@ class WaitStep {
   // records as its owner): in memory other processes share, its region identity
   // (shared_region.h); kNoThread: the waiting thread's own.
   virtual ThreadId acts_as() const noexcept { return kNoThread; }
+  // The identity a waiter of this step on the thread `thread` waits as.
+  ThreadId waiter_thread(ThreadId thread) const noexcept {
+    const ThreadId identity = acts_as();
+    return identity != kNoThread ? identity : thread;
+  }
 
   // Finishes now, or queues `waiter` and returns kPending.
   virtual Outcome start(Waiter& waiter) = 0;

@@ -4,8 +4,7 @@ namespace parklock::binding {
 
 AsyncWaiter::AsyncWaiter(std::shared_ptr<WakeSink> sink, ThreadId thread,
                          std::unique_ptr<WaitStep> step)
-    : Waiter(step->acts_as() != kNoThread ? step->acts_as() : thread, Clock::now(),
-             step->request()),
+    : Waiter(step->waiter_thread(thread), Clock::now(), step->request()),
       sink_(std::move(sink)),
       step_(std::move(step)) {}
 

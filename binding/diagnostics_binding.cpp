@@ -14,6 +14,7 @@
 #include "handle.h"
 #include "node_thread_ids.h"
 #include "parking_lot.h"
+#include "shared_region.h"
 #include "waits_for.h"
 
 namespace parklock::binding {
@@ -32,6 +33,19 @@ std::string hex(const void* address) {
 Napi::Value node_thread(Napi::Env env, ThreadId thread) {
   const std::optional<double> id = thread == kNoThread ? std::nullopt : node_thread_id_of(thread);
   return id ? Napi::Value(Napi::Number::New(env, *id)) : env.Null();
+}
+
+// A thread as the word at `address` names it: in sharedMemory(), a region identity
+// (shared_region.h), which is this process's own thread or another process's; `pid` is 0 outside
+// regions.
+struct Named {
+  ThreadId here = kNoThread;
+  std::int32_t pid = 0;
+};
+Named named(const void* address, ThreadId thread) {
+  if (!shared_region::is_region_identity(thread)) return {thread, 0};
+  const shared_region::IdentityInfo who = shared_region::describe(address, thread);
+  return {who.here, who.pid};
 }
 
 // deadlockCycle() -> [{ threadId, kind, address }, ...]: the cycle of this thread's latest
@@ -53,7 +67,8 @@ Napi::Value deadlock_cycle(const Napi::CallbackInfo& info) {
 }
 
 // snapshot() -> every waiter queued in the process now (parking_lot::snapshot):
-// [{ kind, address, holder, threadId, blocking, waitedMs, request }, ...].
+// [{ kind, address, holder, threadId, blocking, waitedMs, request }, ...], and for a word in
+// sharedMemory() `holderProcess`: the holder's pid (null: none, or no longer known).
 Napi::Value snapshot(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const std::vector<parking_lot::QueuedWaiter> waiters = parking_lot::snapshot();
@@ -64,8 +79,13 @@ Napi::Value snapshot(const Napi::CallbackInfo& info) {
     Napi::Object entry = Napi::Object::New(env);
     entry.Set("kind", w.site != nullptr ? w.site->kind : "unknown");
     entry.Set("address", hex(w.address));
-    entry.Set("holder", node_thread(env, w.holder));
-    entry.Set("threadId", node_thread(env, w.thread));
+    const Named holder = named(w.address, w.holder);
+    entry.Set("holder", node_thread(env, holder.here));
+    if (shared_region::region_at(w.address) != nullptr) {
+      entry.Set("holderProcess",
+                holder.pid != 0 ? Napi::Value(Napi::Number::New(env, holder.pid)) : env.Null());
+    }
+    entry.Set("threadId", node_thread(env, named(w.address, w.thread).here));
     entry.Set("blocking", w.blocking);
     entry.Set("waitedMs", std::chrono::duration<double, std::milli>(now - w.since).count());
     entry.Set("request", static_cast<double>(w.request));

@@ -6,11 +6,23 @@
 #include "errors.h"
 #include "exports.h"
 #include "futex.h"
+#include "shared_region.h"
 #include "wait_calls.h"
 
 namespace parklock::binding {
 
 namespace {
+
+// The word of a futex call: not one in sharedMemory(), whose other processes a notify(count)
+// could not reach without waking more than `count` (addon/futex.h).
+const std::int32_t* futex_word(const Napi::CallbackInfo& info) {
+  const std::int32_t* word = shared_words(info, 0, 1);
+  if (shared_region::any_mapped() && shared_region::region_at(word) != nullptr) {
+    throw_error(info.Env(), "ERR_PARKLOCK_UNSUPPORTED",
+                "futex does not wait across processes: its words cannot lie in sharedMemory()");
+  }
+  return word;
+}
 
 std::int32_t expected_value(const Napi::CallbackInfo& info, std::size_t arg) {
   if (!info[arg].IsNumber()) {
@@ -27,14 +39,14 @@ struct Wait {
   static constexpr std::size_t kLastArg = 3;
   // JavaScript keeps the word valid: the pending wait's record holds the Int32Array.
   static auto arguments(const Napi::CallbackInfo& info, ThreadId /*self*/) {
-    const std::int32_t* word = shared_words(info, 0, 1);
+    const std::int32_t* word = futex_word(info);
     return std::make_tuple(word, expected_value(info, 2));
   }
 };
 
 // futexNotify(int32Array, index, count) -> number woken; count may be Infinity.
 Napi::Value notify(const Napi::CallbackInfo& info) {
-  const std::int32_t* word = shared_words(info, 0, 1);
+  const std::int32_t* word = futex_word(info);
   if (!info[2].IsNumber()) {
     throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE", "count must be a number");
   }

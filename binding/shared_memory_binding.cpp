@@ -2,6 +2,10 @@
 // handed back as the memory primitives are placed in.
 #include <cmath>
 
+#if defined(__linux__)
+#include <dlfcn.h>
+#endif
+
 #include "errors.h"
 #include "exports.h"
 #include "region_identity.h"
@@ -37,9 +41,42 @@ const char* error_name(shared_region::OpenError error) {
   return "none";
 }
 
-// adoptRegion(fd, created, size) -> the region's user area as an ArrayBuffer (on this Node, an
-// external one over the mapping, which is never unmapped), or { error, errno, version } saying
-// why not; lib/shared_region.js turns that into an Error with the path.
+// Node's node_api_create_external_sharedarraybuffer (experimental, Node 26), looked up at run
+// time so that the same binary loads on Nodes without it; null there.
+using CreateExternalShared = napi_status (*)(napi_env env, void* data, std::size_t byte_length,
+                                             void (*finalize)(void* data, void* hint),
+                                             void* hint, napi_value* result);
+CreateExternalShared external_shared_creator() {
+#if defined(__linux__)
+  static const auto create = reinterpret_cast<CreateExternalShared>(
+      dlsym(RTLD_DEFAULT, "node_api_create_external_sharedarraybuffer"));
+  return create;
+#else
+  return nullptr;
+#endif
+}
+
+// The mapping as JavaScript memory: a SharedArrayBuffer where this Node makes one over external
+// memory, else an external ArrayBuffer (JavaScript's Atomics work on both). Never finalized into
+// anything: the mapping lasts as long as the process.
+napi_value region_memory(Napi::Env env, const shared_region::Opened& opened) {
+  napi_value buffer = nullptr;
+  const auto bytes = static_cast<std::size_t>(opened.size);
+  if (CreateExternalShared create = external_shared_creator()) {
+    if (create(env, opened.words, bytes, [](void*, void*) {}, nullptr, &buffer) == napi_ok) {
+      return buffer;
+    }
+  }
+  NAPI_THROW_IF_FAILED(env,
+                       napi_create_external_arraybuffer(
+                           env, opened.words, bytes, [](napi_env, void*, void*) {}, nullptr,
+                           &buffer),
+                       nullptr);
+  return buffer;
+}
+
+// adoptRegion(fd, created, size) -> the region's user area (region_memory()), or { error, errno,
+// version } saying why not; lib/shared_region.js turns that into an Error with the path.
 Napi::Value adopt_region(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!info[0].IsNumber() || !info[1].IsBoolean() || !info[2].IsNumber()) {
@@ -60,13 +97,15 @@ Napi::Value adopt_region(const Napi::CallbackInfo& info) {
     why.Set("version", static_cast<double>(opened.found_version));
     return why;
   }
-  napi_value buffer = nullptr;
-  NAPI_THROW_IF_FAILED(env,
-                       napi_create_external_arraybuffer(
-                           env, opened.words, static_cast<std::size_t>(opened.size),
-                           [](napi_env, void*, void*) {}, nullptr, &buffer),
-                       Napi::Value());
-  return Napi::Value(env, buffer);
+  return Napi::Value(env, region_memory(env, opened));
+}
+
+// inRegion(int32Array) -> whether its memory lies in a region: a SharedArrayBuffer that
+// region_memory() made, in this thread or in another that posted it here.
+Napi::Value in_region(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const std::int32_t* word = shared_words(env, info[0], Napi::Number::New(env, 0), 1);
+  return Napi::Boolean::New(env, shared_region::region_at(word) != nullptr);
 }
 
 // regionIdentity(int32Array) -> this thread's identity in the region holding the array's
@@ -100,6 +139,7 @@ const Exports registered([](Napi::Env env, Napi::Object exports) {
   exports.Set("adoptRegion", Napi::Function::New(env, adopt_region, "adoptRegion"));
   exports.Set("regionIdentity", Napi::Function::New(env, region_identity, "regionIdentity"));
   exports.Set("regionHolder", Napi::Function::New(env, region_holder, "regionHolder"));
+  exports.Set("inRegion", Napi::Function::New(env, in_region, "inRegion"));
 });
 
 }  // namespace

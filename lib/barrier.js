@@ -51,7 +51,7 @@ class Barrier extends Primitive {
   // already initialized in that memory.
   constructor(...args) {
     const { value: parties, location } = valueOrLocation(args, 'parties', validateParties);
-    super(location, layout);
+    super(location, layout, 'barrier');
     if (parties !== undefined) {
       Atomics.store(this.#words, STATE_INDEX, 0);
       Atomics.store(this.#words, PARTIES_INDEX, parties);
@@ -63,7 +63,7 @@ class Barrier extends Primitive {
   // and returns it.
   static init(sharedArrayBuffer, byteOffset, parties) {
     validateParties(parties);
-    const words = attachForInit(sharedArrayBuffer, byteOffset, layout);
+    const words = attachForInit(sharedArrayBuffer, byteOffset, layout, 'barrier');
     Atomics.store(words, STATE_INDEX, 0);
     Atomics.store(words, PARTIES_INDEX, parties);
     return new Barrier(sharedArrayBuffer, byteOffset);

@@ -28,7 +28,9 @@ function requestOf(kind, request) {
 // `primitive` is this thread's object for that memory, if it has used one on contention (another
 // thread's objects cannot be named here); `holder` is the Node threadId of the thread holding a
 // Mutex, or an RWLock's write lock or upgradable read lock, or running a Once's initializer (null
-// if none, or not a Node thread).
+// if none, or not a Node thread of this process). A primitive in sharedMemory() also has
+// `holderProcess`: the pid of the holder's process (null if none, or no longer known). Waiters
+// are this process's only.
 function inspect() {
   const byAddress = new Map();
   for (const waiter of native.snapshot()) {
@@ -39,6 +41,7 @@ function inspect() {
         address: waiter.address,
         primitive: instanceAt(waiter.address) ?? null,
         holder: waiter.holder,
+        ...('holderProcess' in waiter ? { holderProcess: waiter.holderProcess } : {}),
         waiters: [],
       };
       byAddress.set(waiter.address, entry);
@@ -64,10 +67,17 @@ function stalled(thresholdMs) {
   return entries;
 }
 
+function heldBy({ holder, holderProcess }) {
+  if (holderProcess === undefined || holderProcess === null || holderProcess === process.pid) {
+    return holder === null ? '' : `, held by thread ${holder}`;
+  }
+  return `, held by process ${holderProcess}`;
+}
+
 function describe(entries, thresholdMs) {
   const lines = [`parklock: waits longer than ${thresholdMs} ms:`];
   for (const entry of entries) {
-    const holder = entry.holder === null ? '' : `, held by thread ${entry.holder}`;
+    const holder = heldBy(entry);
     lines.push(`  ${entry.kind} ${entry.address}${holder}:`);
     for (const w of entry.waiters) {
       const how = w.blocking ? 'blocked' : 'awaiting';

@@ -38,7 +38,7 @@ class Latch extends Primitive {
   // (zeroed memory is an open latch).
   constructor(...args) {
     const { value: count, location } = valueOrLocation(args, 'count', validateCount);
-    super(location, layout);
+    super(location, layout, 'latch');
     if (count !== undefined) Atomics.store(this.#word, COUNT_INDEX, count);
     else checked(Atomics.load(this.#word, COUNT_INDEX));
   }
@@ -46,7 +46,7 @@ class Latch extends Primitive {
   // Writes `count` at that location (which must not hold a latch in use) and returns the latch.
   static init(sharedArrayBuffer, byteOffset, count) {
     validateCount(count, 'count');
-    Atomics.store(attachForInit(sharedArrayBuffer, byteOffset, layout), COUNT_INDEX, count);
+    Atomics.store(attachForInit(sharedArrayBuffer, byteOffset, layout, 'latch'), COUNT_INDEX, count);
     return new Latch(sharedArrayBuffer, byteOffset);
   }
 

@@ -33,7 +33,6 @@ function ownerOf(word) {
   return word >>> OWNER_SHIFT;
 }
 
-
 // The addon's handle of a Mutex's word, for a Condition wait about to release the mutex and take
 // it again, and whether a value is a Mutex: a brand check, which unlike instanceof neither runs a
 // Proxy's traps nor accepts an object made from Mutex.prototype.

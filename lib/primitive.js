@@ -22,12 +22,12 @@ class Primitive {
   // `location`: the constructor forms of ./shared_memory.js; `kind`: given by a primitive that
   // waits across processes, which may then be placed in sharedMemory().
   constructor(location, layout, kind) {
-    const { buffer, byteOffset, words, acrossProcesses } = attach(location, layout, kind);
+    const { buffer, byteOffset, words, acrossProcesses, postable } = attach(location, layout, kind);
     this.#words = words;
     this.#acrossProcesses = acrossProcesses;
-    // A primitive in sharedMemory() has no location to post: its ArrayBuffer would be copied. A
-    // worker opens the same path itself.
-    if (!acrossProcesses) defineLocation(this, { buffer, byteOffset });
+    // A primitive in a region whose memory is an ArrayBuffer (before Node 26) has no location to
+    // post: the ArrayBuffer would be copied. A worker opens the same path itself.
+    if (postable) defineLocation(this, { buffer, byteOffset });
   }
 
   static {

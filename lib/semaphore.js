@@ -71,7 +71,7 @@ class Semaphore extends Primitive {
         first,
       );
     }
-    super(location, layout);
+    super(location, layout, 'semaphore');
     if (initialPermits !== 0) Atomics.store(this.#word, 0, initialPermits);
     prime();
   }
@@ -80,7 +80,7 @@ class Semaphore extends Primitive {
   // it. Only for memory no thread is using yet: it overwrites whatever is there.
   static init(buffer, byteOffset, permits) {
     validatePermits(permits, 'permits', 0);
-    Atomics.store(attachForInit(buffer, byteOffset, layout), 0, permits);
+    Atomics.store(attachForInit(buffer, byteOffset, layout, 'semaphore'), 0, permits);
     return new Semaphore(buffer, byteOffset);
   }
 

@@ -11,6 +11,10 @@
 const { types } = require('node:util');
 const { invalidArgType, outOfRange, lockError } = require('./errors');
 const { isSharedMemory, memoryOf } = require('./shared_region');
+const native = require('./native');
+
+// Whether an Int32Array over a SharedArrayBuffer lies in a region.
+const inRegion = native.regionsSupported ? native.inRegion : () => false;
 
 const { isSharedArrayBuffer, isAnyArrayBuffer, isArrayBufferView, isProxy, isInt32Array } = types;
 const sharedByteLength = Object.getOwnPropertyDescriptor(SharedArrayBuffer.prototype, 'byteLength').get;
@@ -44,10 +48,12 @@ function sharedInt32Length(value) {
   return Reflect.apply(typedArrayLength, value, []);
 }
 
-// Returns { buffer, byteOffset, words, acrossProcesses } where `words` is an Int32Array over
-// exactly the primitive's `layout.WORDS` words, and `acrossProcesses` says that they lie in a
+// Returns { buffer, byteOffset, words, acrossProcesses, postable } where `words` is an Int32Array
+// over exactly the primitive's `layout.WORDS` words; `acrossProcesses` says that they lie in a
 // region from sharedMemory() (./shared_region.js), which only primitives that wait across
-// processes (`kind`, when given) accept.
+// processes (`kind`, when given) accept; `postable`: the buffer is a SharedArrayBuffer, which
+// postMessage shares rather than copies (a region's is one where Node makes one over external
+// memory, Node 26 on).
 function attach(args, layout, kind) {
   let [buffer, byteOffset = 0] = args;
   if (isSharedMemory(buffer)) return attachRegion(buffer, byteOffset, layout, kind);
@@ -81,16 +87,25 @@ function attach(args, layout, kind) {
       byteOffset,
     );
   }
-  return { buffer, byteOffset, words: new Int32Array(buffer, byteOffset, layout.WORDS), acrossProcesses: false };
+  const words = new Int32Array(buffer, byteOffset, layout.WORDS);
+  // A region's SharedArrayBuffer, given as itself or posted from another thread.
+  const acrossProcesses = inRegion(words);
+  if (acrossProcesses) checkWaitsAcrossProcesses(kind);
+  return { buffer, byteOffset, words, acrossProcesses, postable: true };
 }
 
-function attachRegion(memory, byteOffset, layout, kind) {
+function checkWaitsAcrossProcesses(kind) {
   if (kind === undefined) {
     throw lockError(
       'ERR_PARKLOCK_UNSUPPORTED',
-      'Only Mutex waits across processes so far: this primitive cannot be placed in sharedMemory()',
+      'Only Mutex, Semaphore, Latch and Barrier wait across processes so far: ' +
+        'this primitive cannot be placed in sharedMemory()',
     );
   }
+}
+
+function attachRegion(memory, byteOffset, layout, kind) {
+  checkWaitsAcrossProcesses(kind);
   if (typeof byteOffset !== 'number') throw invalidArgType('byteOffset', 'of type number', byteOffset);
   const buffer = memoryOf(memory);
   const byteLength = memory.byteLength;
@@ -102,16 +117,18 @@ function attachRegion(memory, byteOffset, layout, kind) {
       byteOffset,
     );
   }
-  return { buffer, byteOffset, words: new Int32Array(buffer, byteOffset, layout.WORDS), acrossProcesses: true };
+  const words = new Int32Array(buffer, byteOffset, layout.WORDS);
+  return { buffer, byteOffset, words, acrossProcesses: true, postable: isSharedArrayBuffer(buffer) };
 }
 
 // The words at (buffer, byteOffset) for a static X.init(), which writes a new primitive there:
-// only real memory will do, not a { buffer, byteOffset } record of an existing one.
-function attachForInit(buffer, byteOffset, layout) {
+// only real memory will do, not a { buffer, byteOffset } record of an existing one. `kind`: as
+// for attach().
+function attachForInit(buffer, byteOffset, layout, kind) {
   if (!isSharedArrayBuffer(buffer) && !isSharedMemory(buffer)) {
-    throw invalidArgType('buffer', 'a SharedArrayBuffer', buffer);
+    throw invalidArgType('buffer', 'a SharedArrayBuffer or sharedMemory()', buffer);
   }
-  return attach([buffer, byteOffset], layout).words;
+  return attach([buffer, byteOffset], layout, kind).words;
 }
 
 // Makes `buffer` and `byteOffset` plain enumerable data properties, so that structured cloning

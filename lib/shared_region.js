@@ -7,6 +7,7 @@
 // creates a new region that they do not see.
 const fs = require('node:fs');
 const { fileURLToPath } = require('node:url');
+const { types } = require('node:util');
 const native = require('./native');
 const { invalidArgType, outOfRange, lockError } = require('./errors');
 
@@ -34,8 +35,9 @@ class SharedMemory {
     memoryOf = (memory) => memory.#buffer;
   }
 
-  // The region's words: an ArrayBuffer over the mapping (not transferable to other threads:
-  // each thread that needs the region calls sharedMemory() with the same path).
+  // The region's words: a SharedArrayBuffer over the mapping where Node makes one over external
+  // memory (Node 26 on), which workers can be posted; else an ArrayBuffer, which posting would
+  // copy, so each thread that needs the region calls sharedMemory() with the same path.
   get buffer() {
     return this.#buffer;
   }
@@ -137,7 +139,7 @@ function sharedMemory(path, options) {
   } finally {
     fs.closeSync(fd);
   }
-  if (!(result instanceof ArrayBuffer)) {
+  if (!types.isAnyArrayBuffer(result)) {
     // A file this call created and could not make a region is not left for others to refuse.
     if (created) fs.rmSync(path, { force: true });
     throw refusal(result, path);

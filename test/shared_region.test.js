@@ -3,21 +3,27 @@
 // stay exact across processes (fork, cluster, separately started, beside worker threads), in
 // both blocking and Promise forms; a holder killed with SIGKILL is reported to the next
 // acquirer in any process; waits that give up leave the lock to the others; bad files and bad
-// arguments get coded errors.
+// arguments get coded errors. A Semaphore, a Barrier and a Latch in a region keep their
+// invariants across processes too, and wake waiters in other processes.
 const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const cluster = require('node:cluster');
+const { types } = require('node:util');
 const { fork, spawn } = require('node:child_process');
-const { Worker } = require('node:worker_threads');
-const { sharedMemory, Mutex, Semaphore, Condition, RWLock, Latch, TimeoutError } = require('../lib');
+const { Worker, threadId } = require('node:worker_threads');
+const { sharedMemory, Mutex, Semaphore, Condition, RWLock, Latch, Barrier, Once, futex, inspect, watchdog, TimeoutError } =
+  require('../lib');
 const native = require('../lib/native');
+const { isRegionMutex } = require('../lib/mutex');
 const { fixture, withinLimit, exitIfKeptAlive } = require('./helpers');
 
 exitIfKeptAlive();
 const AGENT = fixture('region_agent.js');
+const FAMILY_AGENT = fixture('region_family_agent.js');
+const { FAMILY } = require('./fixtures/region_family_layout');
 const supported = native.regionsSupported;
 let directory;
 let serial = 0;
@@ -198,6 +204,32 @@ describe('sharedMemory() and a Mutex across processes', { skip: !supported && 'n
     mutex.unlock();
   });
 
+  it('inspect() and the watchdog name the holder\'s process, and this process\'s waiters by thread', async () => {
+    const { file, mutex } = region();
+    const holder = agent(file, 'hold');
+    await withinLimit(messageFrom(holder), 'the holder to lock');
+    const pending = mutex.lockAsync();
+    const [entry] = inspect().filter((e) => e.primitive === mutex);
+    assert.equal(entry.kind, 'mutex');
+    assert.equal(entry.holderProcess, holder.pid);
+    assert.equal(entry.holder, null);
+    assert.deepEqual(entry.waiters.map((w) => [w.threadId, w.blocking]), [[threadId, false]]);
+    const stalls = [];
+    const dog = watchdog({ thresholdMs: 0, intervalMs: 5, onStall: (entries) => stalls.push(...entries) });
+    await withinLimit(new Promise((resolve) => {
+      const poll = setInterval(() => stalls.length > 0 && (clearInterval(poll), resolve()), 5);
+    }), 'the watchdog');
+    dog.stop();
+    assert.equal(stalls.find((e) => e.primitive === mutex)?.holderProcess, holder.pid);
+    holder.kill('SIGKILL');
+    await assert.rejects(pending, { code: 'ERR_PARKLOCK_OWNER_DIED' });
+    assert.equal(mutex.isHeldByCurrentThread, true);
+    const mine = inspect().filter((e) => e.primitive === mutex);
+    assert.deepEqual(mine, []);
+    mutex.unlock();
+    await exited(holder);
+  });
+
   it('a process that exits normally holding the Mutex is reported as its owner death', async () => {
     const { file, mutex } = region();
     const holder = agent(file, 'hold-then-exit');
@@ -241,16 +273,41 @@ describe('sharedMemory() and a Mutex across processes', { skip: !supported && 'n
 
   it('refuses what does not wait across processes yet, rather than waiting wrongly', () => {
     const { memory, mutex } = region(256);
-    assert.throws(() => new Semaphore(memory, 16), { code: 'ERR_PARKLOCK_UNSUPPORTED' });
-    assert.throws(() => Semaphore.init(memory, 16, 3), { code: 'ERR_PARKLOCK_UNSUPPORTED' });
     assert.throws(() => new RWLock(memory, 64), { code: 'ERR_PARKLOCK_UNSUPPORTED' });
-    assert.throws(() => Latch.init(memory, 128, 1), { code: 'ERR_PARKLOCK_UNSUPPORTED' });
+    assert.throws(() => new Once(memory, 128), { code: 'ERR_PARKLOCK_UNSUPPORTED' });
+    // notify(count) wakes at most `count`, which waking other processes' waiters would break.
+    const code = types.isSharedArrayBuffer(memory.buffer) ? 'ERR_PARKLOCK_UNSUPPORTED' : 'ERR_INVALID_ARG_TYPE';
+    for (const call of [() => futex.wait(new Int32Array(memory.buffer, 128, 1), 0, 0, 10),
+      () => futex.notify(new Int32Array(memory.buffer, 128, 1), 0)]) {
+      assert.throws(call, { code });
+    }
     const condition = new Condition();
     mutex.lock();
     assert.throws(() => condition.wait(mutex, 1), { code: 'ERR_PARKLOCK_UNSUPPORTED' });
     mutex.unlock();
-    // Not a location to post: a worker opens the path itself.
-    assert.equal(Object.keys(mutex).length, 0);
+    // Before Node 26 the memory is an ArrayBuffer, which posting would copy: no location to post,
+    // a worker opens the path itself.
+    if (!types.isSharedArrayBuffer(memory.buffer)) assert.equal(Object.keys(mutex).length, 0);
+  });
+
+  it('where the memory is a SharedArrayBuffer (Node 26 on), its primitives post to workers and count beside processes', async (t) => {
+    const { file, counter, memory, mutex } = region();
+    if (!types.isSharedArrayBuffer(memory.buffer)) return t.skip('this Node makes no SharedArrayBuffer over external memory');
+    assert.deepEqual(Object.keys(mutex), ['buffer', 'byteOffset']);
+    // The SharedArrayBuffer itself is the region too.
+    assert.equal(isRegionMutex(new Mutex(memory.buffer, 0)), true);
+    assert.throws(() => new RWLock(memory.buffer, 16), { code: 'ERR_PARKLOCK_UNSUPPORTED' });
+    const child = agent(file, 'count', 10_000, 'mixed');
+    const reports = reportsOf([child]);
+    const workers = ['async', 'sync'].map(
+      (form) => new Worker(AGENT, { workerData: [file, 'count', 10_000, form, mutex] }),
+    );
+    const workerReports = Promise.all(workers.map((worker) => messageFrom(worker)));
+    await withinLimit(workerReports, 'the workers to count', 60_000);
+    await countIn([child], 10_000, reports);
+    await Promise.all(workers.map((worker) => worker.terminate()));
+    assert.equal(counter[0], 30_000);
+    assert.equal(mutex.isLocked, false);
   });
 
   it('refuses files that are not regions, with the path in the error', () => {
@@ -282,6 +339,109 @@ describe('sharedMemory() and a Mutex across processes', { skip: !supported && 'n
     fs.writeFileSync(file, '', { mode: 0o666 });
     fs.chownSync(file, 65534, 65534);
     assert.throws(() => sharedMemory(file), { code: 'ERR_PARKLOCK_REGION_OWNER' });
+  });
+});
+
+describe('a Semaphore, a Barrier and a Latch across processes', { skip: !supported && 'no regions on this platform' }, () => {
+  before(() => {
+    directory = fs.mkdtempSync(path.join(os.tmpdir(), 'parklock-region-'));
+  });
+  after(() => fs.rmSync(directory, { recursive: true, force: true }));
+
+  function family() {
+    const file = path.join(directory, `family-${++serial}`);
+    return { file, memory: sharedMemory(file, { size: FAMILY.BYTES }) };
+  }
+  function familyAgent(file, ...task) {
+    return fork(FAMILY_AGENT, [file, ...task.map(String)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  }
+  const reportOf = (child, key) => messageFrom(child, (m) => m && m[key] !== undefined);
+
+  it('four processes share a Semaphore\'s permits: never more inside than there are, every round counted', async () => {
+    const { file, memory } = family();
+    const semaphore = Semaphore.init(memory, FAMILY.SEMAPHORE, 3);
+    const children = ['sync', 'async', 'mixed', 'mixed'].map((form) => familyAgent(file, 'semaphore', 5000, form));
+    const reports = await withinLimit(Promise.all(children.map((c) => reportOf(c, 'counted'))), 'every process to count', 60_000);
+    await Promise.all(children.map(exited));
+    for (const report of reports) {
+      assert.equal(report.counted, 5000);
+      assert.ok(report.mostInside <= 3, `${report.mostInside} permits held at once`);
+    }
+    assert.equal(semaphore.available, 3);
+    assert.equal(new Int32Array(memory.buffer, FAMILY.INSIDE, 1)[0], 0);
+  });
+
+  it('a release in one process wakes a blocked acquire in another and a Promise acquire here; timeouts and aborts take nothing', async () => {
+    const { file, memory } = family();
+    const semaphore = Semaphore.init(memory, FAMILY.SEMAPHORE, 0);
+    assert.equal(semaphore.tryAcquire(1, 30), false);
+    await assert.rejects(semaphore.acquireAsync(1, { timeout: 30 }), TimeoutError);
+    const controller = new AbortController();
+    const aborted = semaphore.acquireAsync(1, { signal: controller.signal });
+    controller.abort();
+    await assert.rejects(aborted, { name: 'AbortError' });
+    const blocked = familyAgent(file, 'semaphore-wait');
+    const acquired = reportOf(blocked, 'acquired');
+    await withinLimit(messageFrom(blocked, (m) => m === 'waiting'), 'the other process to wait');
+    const here = semaphore.acquireAsync(1);
+    const releaser = familyAgent(file, 'semaphore-release', 2);
+    await withinLimit(Promise.all([here, acquired]), 'both acquires to be woken by the release in a third process');
+    await Promise.all([blocked, releaser].map(exited));
+    assert.equal(semaphore.available, 0);
+    const worker = new Worker(
+      `const { workerData, parentPort } = require('node:worker_threads');
+       const { sharedMemory, Semaphore } = require(workerData.lib);
+       const semaphore = new Semaphore(sharedMemory(workerData.file, { create: false }), workerData.offset);
+       parentPort.postMessage('waiting');
+       semaphore.acquire();`,
+      { eval: true, workerData: { lib: path.join(__dirname, '..'), file, offset: FAMILY.SEMAPHORE } },
+    );
+    await withinLimit(messageFrom(worker, (m) => m === 'waiting'), 'the worker to wait');
+    await withinLimit(worker.terminate(), 'worker.terminate() of a thread blocked on a region semaphore');
+    semaphore.release(1);
+    assert.equal(semaphore.available, 1);
+    assert.equal(semaphore.waiting, 0);
+  });
+
+  it('four processes pass 200 generations of a Barrier together, one leader each, nobody early', async () => {
+    const { file, memory } = family();
+    Barrier.init(memory, FAMILY.BARRIER, 4);
+    const children = ['sync', 'async', 'mixed', 'sync'].map((form) => familyAgent(file, 'barrier', 200, form));
+    const reports = await withinLimit(Promise.all(children.map((c) => reportOf(c, 'generations'))), 'the generations', 60_000);
+    await Promise.all(children.map(exited));
+    assert.equal(reports.reduce((sum, r) => sum + r.leaders, 0), 200);
+    for (const report of reports) assert.equal(report.early, 0);
+    assert.equal(new Int32Array(memory.buffer, FAMILY.ARRIVALS, 1)[0], 800);
+  });
+
+  it('a Barrier wait that times out withdraws its arrival, so the next generation still needs every party', async () => {
+    const { file, memory } = family();
+    const barrier = Barrier.init(memory, FAMILY.BARRIER, 2);
+    assert.throws(() => barrier.wait(30), TimeoutError);
+    await assert.rejects(barrier.waitAsync({ timeout: 30 }), TimeoutError);
+    const other = familyAgent(file, 'barrier', 1, 'sync');
+    const report = reportOf(other, 'generations');
+    const leader = await withinLimit(barrier.waitAsync(), 'the generation with the other process');
+    const { leaders } = await withinLimit(report, 'the other process to pass');
+    assert.equal(Number(leader) + leaders, 1);
+    await exited(other);
+  });
+
+  it('the count-down that opens a Latch in one process releases blocked and Promise waits in the others', async () => {
+    const { file, memory } = family();
+    const latch = Latch.init(memory, FAMILY.LATCH, 5);
+    const opened = latch.waitAsync();
+    const children = ['sync', 'async', 'sync', 'async'].map((form) => familyAgent(file, 'latch', 0, form));
+    const released = Promise.all(children.map((c) => reportOf(c, 'released')));
+    await withinLimit(Promise.all(children.map((c) => messageFrom(c, (m) => m === 'waiting'))), 'four count-downs');
+    assert.equal(latch.count, 1);
+    assert.equal(latch.tryWait(), false);
+    const last = familyAgent(file, 'latch-count');
+    const reports = await withinLimit(released, 'every waiter to be released');
+    await withinLimit(opened, 'the Promise wait here');
+    for (const report of reports) assert.equal(report.released, true);
+    await Promise.all([...children, last].map(exited));
+    assert.equal(latch.count, 0);
   });
 });
 

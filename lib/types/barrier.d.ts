@@ -1,14 +1,15 @@
 // Barrier, a reusable barrier.
-import { Primitive } from './primitive.js';
+import { CrossProcessPrimitive } from './primitive.js';
+import type { SharedMemory } from './shared_region.js';
 import type { AsyncWaitOptions } from './shared.js';
 
 /**
  * A reusable barrier for a fixed number of parties (1 to 65535). Caller memory must hold a barrier
  * already (Barrier.init()).
  */
-export class Barrier extends Primitive<[parties: number]> {
+export class Barrier extends CrossProcessPrimitive<[parties: number]> {
   /** Writes a fresh barrier at that location (not for a barrier in use) and returns it. */
-  static init(buffer: SharedArrayBuffer, byteOffset: number, parties: number): Barrier;
+  static init(buffer: SharedArrayBuffer | SharedMemory, byteOffset: number, parties: number): Barrier;
   readonly parties: number;
   /**
    * Arrives and blocks until all parties have arrived: true in exactly one party per generation

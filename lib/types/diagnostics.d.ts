@@ -40,6 +40,11 @@ export interface InspectedPrimitive {
    * lock, or running a Once's initializer, else null.
    */
   readonly holder: number | null;
+  /**
+   * In sharedMemory() only: the pid of the holder's process (null if none, or no longer known).
+   * Its waiters are this process's.
+   */
+  readonly holderProcess?: number | null;
   /** Oldest first. */
   readonly waiters: readonly InspectedWaiter[];
 }

@@ -1,14 +1,15 @@
 // Latch, a single-use countdown latch.
-import { Primitive } from './primitive.js';
+import { CrossProcessPrimitive } from './primitive.js';
+import type { SharedMemory } from './shared_region.js';
 import type { AsyncWaitOptions } from './shared.js';
 
 /**
  * A single-use countdown latch: waiters are released once the count reaches 0. `count` is an
  * integer from 0 to 2^31-1; zeroed memory is an open latch.
  */
-export class Latch extends Primitive<[count: number]> {
+export class Latch extends CrossProcessPrimitive<[count: number]> {
   /** Writes `count` at that location (not for a latch in use) and returns the latch there. */
-  static init(buffer: SharedArrayBuffer, byteOffset: number, count: number): Latch;
+  static init(buffer: SharedArrayBuffer | SharedMemory, byteOffset: number, count: number): Latch;
   /** The count-downs still missing (0: open). */
   readonly count: number;
   /** Takes n (default 1) off the count; RangeError unless 1 <= n <= count. */

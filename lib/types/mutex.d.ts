@@ -1,18 +1,12 @@
 // Mutex and its alias AsyncLock.
-import { Primitive } from './primitive.js';
-import type { AsyncWaitOptions, Guard, SharedLocation } from './shared.js';
-import type { SharedMemory } from './shared_region.js';
+import { CrossProcessPrimitive } from './primitive.js';
+import type { AsyncWaitOptions, Guard } from './shared.js';
 
 /**
  * A fair, owner-checked three-state mutex usable from any thread, blocking or with Promises.
  * Zeroed memory is an unlocked mutex.
  */
-export class Mutex extends Primitive<[]> {
-  constructor();
-  constructor(buffer: SharedArrayBuffer, byteOffset?: number);
-  constructor(location: SharedLocation);
-  /** The same lock in every process that opens the region's path (see sharedMemory()). */
-  constructor(memory: SharedMemory, byteOffset?: number);
+export class Mutex extends CrossProcessPrimitive<[]> {
   /**
    * Blocks this thread until it holds the mutex. Throws ERR_PARKLOCK_DEADLOCK if it already does,
    * and OwnerDiedError (holding the mutex) if its previous owner ended while holding it. Returns

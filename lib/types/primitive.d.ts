@@ -1,6 +1,7 @@
 // The members and constructors every primitive class has (lib/primitive.js). Not exported by the
 // package: only the classes that extend it are.
 import type { SharedLocation } from './shared.js';
+import type { SharedMemory } from './shared_region.js';
 
 /**
  * Every primitive is constructed the same three ways, declared here once: a class declares no
@@ -31,4 +32,16 @@ export abstract class Primitive<Args extends unknown[]> implements SharedLocatio
   /** How many waits (blocking and Promise, in every thread) are queued on it now: a snapshot. */
   readonly waiting: number;
   readonly hasWaiters: boolean;
+}
+
+/**
+ * A primitive that also waits across processes: it takes the memory of sharedMemory() as it
+ * takes a SharedArrayBuffer. Not exported either.
+ */
+export abstract class CrossProcessPrimitive<Args extends unknown[]> extends Primitive<Args> {
+  constructor(...args: Args);
+  constructor(buffer: SharedArrayBuffer, byteOffset?: number);
+  constructor(location: SharedLocation);
+  /** The same primitive in every process that opens the region's path (see sharedMemory()). */
+  constructor(memory: SharedMemory, byteOffset?: number);
 }

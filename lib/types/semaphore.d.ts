@@ -1,5 +1,6 @@
 // Semaphore, an eventually fair counting semaphore.
-import { Primitive } from './primitive.js';
+import { CrossProcessPrimitive } from './primitive.js';
+import type { SharedMemory } from './shared_region.js';
 import type { AsyncWaitOptions, Permits } from './shared.js';
 
 /**
@@ -9,9 +10,9 @@ import type { AsyncWaitOptions, Permits } from './shared.js';
  * so a large request is not starved by small ones. `initialPermits` defaults to 0; zeroed memory
  * holds 0 permits.
  */
-export class Semaphore extends Primitive<[initialPermits?: number]> {
+export class Semaphore extends CrossProcessPrimitive<[initialPermits?: number]> {
   /** Writes a semaphore with `permits` permits at that location (not for one in use) and returns it. */
-  static init(buffer: SharedArrayBuffer, byteOffset: number, permits: number): Semaphore;
+  static init(buffer: SharedArrayBuffer | SharedMemory, byteOffset: number, permits: number): Semaphore;
   /** The most permits a semaphore holds, and the largest single request or release (2^30 - 1). */
   static readonly MAX_PERMITS: number;
   /** Blocks this thread until `n` (default 1) permits are granted to it. */

@@ -1,10 +1,14 @@
-// sharedMemory(): memory several processes share through a file, for a Mutex that waits across
-// processes (Linux; elsewhere it throws ERR_PARKLOCK_UNSUPPORTED).
+// sharedMemory(): memory several processes share through a file, for a Mutex, Semaphore, Latch
+// or Barrier that waits across processes (Linux; elsewhere it throws ERR_PARKLOCK_UNSUPPORTED).
 
 /** A region from sharedMemory(): mapped until the process exits. */
 export interface SharedMemory {
-  /** The region's bytes; not transferable: each thread calls sharedMemory() with the path. */
-  readonly buffer: ArrayBuffer;
+  /**
+   * The region's bytes: a SharedArrayBuffer from Node 26 on (primitives in it can be posted to
+   * workers); before, an ArrayBuffer, which posting would copy: each thread calls sharedMemory()
+   * with the path.
+   */
+  readonly buffer: SharedArrayBuffer | ArrayBuffer;
   readonly byteLength: number;
   readonly path: string;
   /** Whether this call created the file. */

@@ -1,7 +1,7 @@
 // Type-checked by test/package/types.sh: the CommonJS entry, as `require` sees it. Not run.
 import parklock = require('parklock');
 
-const { Mutex, Semaphore, RWLock, Latch, Once, Barrier, Condition, futex, TimeoutError, layouts } = parklock;
+const { Mutex, Semaphore, RWLock, Latch, Once, Barrier, Condition, futex, TimeoutError, layouts, sharedMemory } = parklock;
 const mutex = new Mutex();
 const guard: parklock.Guard = mutex.lock();
 guard.unlock();
@@ -14,8 +14,10 @@ const condition = new Condition();
 const words = new Int32Array(new SharedArrayBuffer(4));
 const result: parklock.FutexWaitResult = futex.wait(words, 0, 1, 0);
 const timeout: typeof TimeoutError = TimeoutError;
+const region: parklock.SharedMemory = sharedMemory('/tmp/app.locks', { create: false });
+const regionSlots = new Semaphore(region, 0);
 // The CommonJS entry has no default export.
 // @ts-expect-error
 void parklock.default;
 
-export = { slots, rw, latch, once, barrier, condition, result, timeout, layouts };
+export = { slots, rw, latch, once, barrier, condition, result, timeout, layouts, regionSlots };

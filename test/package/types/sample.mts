@@ -12,6 +12,7 @@ import parklock, {
   Once,
   RWLock,
   Semaphore,
+  sharedMemory,
   TimeoutError,
   watchdog,
   type AsyncWaitOptions,
@@ -25,6 +26,8 @@ import parklock, {
   type Permits,
   type PreviousRunDiedError,
   type SharedLocation,
+  type SharedMemory,
+  type SharedMemoryOptions,
 } from 'parklock';
 
 const options: AsyncWaitOptions = { timeout: 10, signal: AbortSignal.timeout(100) };
@@ -130,3 +133,15 @@ const onceBytes: number | undefined = layouts.once.BYTES;
 
 export { unlocked, readersGone, bounded, written, shared, cancelled, ran, onceWaits, onceBytes };
 export { first, waiting, contended, holders, step, event };
+
+// Across processes: the same primitives over a file every process maps.
+const regionOptions: SharedMemoryOptions = { size: 4096, mode: 0o600, create: true };
+const region: SharedMemory = sharedMemory(new URL('file:///tmp/app.locks'), regionOptions);
+const regionBytes: number = region.byteLength + (region.created ? 0 : 1) + region.path.length;
+const regionMutex = new Mutex(region, 0);
+const holder: number | null = regionMutex.holderProcess;
+const regionSlots = Semaphore.init(region, 8, 3);
+const regionLatch: Latch = Latch.init(region, 16, 2);
+Barrier.init(region, 24, 2);
+const regionBarrier = new Barrier(region, 24);
+void [regionBytes, holder, regionSlots.available, regionLatch.count, regionBarrier.parties];
