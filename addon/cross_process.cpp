@@ -133,6 +133,12 @@ void run_relay() {
     const std::uint32_t changed =
         atomic_ref<std::uint32_t>(state.changed).load(std::memory_order_acquire);
     take_stock(state, keys, values);
+    if (keys.empty()) {
+      // Nothing to watch: no wake-ups at all until a waiter queues on a shared key, which
+      // watch() announces by bumping `changed`.
+      syscall(SYS_futex, &state.changed, FUTEX_WAIT_PRIVATE, changed, nullptr, nullptr, 0);
+      continue;
+    }
     if (std::chrono::steady_clock::now() >= next_poll) {
       look_at_holders(keys);
       next_poll = std::chrono::steady_clock::now() + kOwnerPollInterval;
@@ -158,7 +164,7 @@ void run_relay() {
     const long woken =
         syscall(SYS_futex_waitv, words.data(), words.size(), 0, &until, CLOCK_MONOTONIC);
     if (woken > 0) {
-      // A release elsewhere: the key's oldest waiter here competes for it.
+      // A release elsewhere: the waiters here that it may concern look again.
       look_again(keys[static_cast<std::size_t>(woken) - 1]);
     } else if (woken < 0 && errno == ENOSYS) {
       have_waitv = false;

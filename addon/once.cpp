@@ -1,11 +1,18 @@
 #include "once.h"
 
+#include <limits>
+
 #include "owner_death.h"
+#include "shared_region.h"
 
 namespace parklock {
 
 const WaitSite OnceWord::kWaitSite{"once", &key_is_address, &OnceWord::runner_at,
-                                   &OnceWord::recover_from_ended_runner};
+                                   &OnceWord::recover_from_ended_runner, &OnceWord::look_again};
+
+void OnceWord::look_again(const void* address) noexcept {
+  parking_lot::unpark_some(address, std::numeric_limits<std::size_t>::max(), kFinished);
+}
 
 ThreadId OnceWord::runner_at(const void* address) noexcept {
   const std::int32_t seen =
@@ -39,7 +46,7 @@ Outcome OnceWord::begin_or_enqueue(ThreadId self, Waiter& waiter, ThreadId* ende
     // (its thread's asynchronous initializer finishes while it waits).
     if (runner == self) {
       if (waiter.blocking()) return Outcome::kAlreadyHeld;
-    } else if (thread_ended(runner)) {
+    } else if (shared_region::owner_ended(address(), runner)) {
       // The state stays: with state 3 the parked waiters are still woken by this run's finish.
       if (word().compare_exchange_weak(seen, run_by(self, state), std::memory_order_acquire,
                                        std::memory_order_relaxed)) {

@@ -28,7 +28,8 @@
 // never completed); with waiters parked when the runner's thread ends, recover_from_ended_runner()
 // makes the oldest one the runner (token kHandedOff carrying the ended runner). A waiter that
 // gives such a hand-off away puts the ended runner back and recovers again, so the report is never
-// lost.
+// lost. In memory other processes share, the runner field names a region identity
+// (shared_region.h), which ends when its process dies.
 //
 // JavaScript (lib/once.js) runs both fast paths itself with Atomics on the same word, using the
 // layout constants the binding exports.
@@ -97,6 +98,10 @@ class OnceWord : public Int32Words<1> {
   // Who runs the once at `address` (kNoThread if nobody): WaitSite::holder.
   static ThreadId runner_at(const void* address) noexcept;
 
+  // WaitSite::look_again: the run ended in another process (or its runner died there): every
+  // waiter here looks again, as after a local finish.
+  static void look_again(const void* address) noexcept;
+
   // The site of once waiters (parking_lot.h).
   static const WaitSite kWaitSite;
 
@@ -121,6 +126,9 @@ class OnceWord::BeginStep final : public WaitStep {
   Outcome resume(Waiter& waiter, WakeToken token) override;
   void abandon(Waiter& waiter, WakeToken token) noexcept override;
   std::optional<LockWatch> watch(const Waiter& waiter) const override;
+  // The run handed over to this waiter names `self_`: in memory other processes share, its
+  // region identity.
+  ThreadId acts_as() const noexcept override { return self_; }
 
  private:
   Outcome step(Waiter& waiter);

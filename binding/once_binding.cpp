@@ -4,6 +4,7 @@
 #include "exports.h"
 #include "handle.h"
 #include "once.h"
+#include "region_identity.h"
 #include "wait_calls.h"
 
 namespace parklock::binding {
@@ -18,7 +19,8 @@ struct Begin {
   static constexpr std::size_t kLastArg = 1;
   // The handle, which the pending wait's record holds through the Once, keeps the word valid.
   static auto arguments(const Napi::CallbackInfo& info, ThreadId self) {
-    return std::make_tuple(OnceWord(words_of(info, 0, OnceWord::kWordCount)), self);
+    const OnceWord once(words_of(info, 0, OnceWord::kWordCount));
+    return std::make_tuple(once, acting_thread(info.Env(), once.address(), self));
   }
 };
 
@@ -27,7 +29,9 @@ struct Begin {
 Napi::Value finish_slow(const Napi::CallbackInfo& info) {
   OnceWord once(words_of(info, 0, OnceWord::kWordCount));
   const bool success = info[1].ToBoolean().Value();
-  switch (once.finish(ThreadContext::of(info.Env()).thread(), success)) {
+  const ThreadId self =
+      acting_thread(info.Env(), once.address(), ThreadContext::of(info.Env()).thread());
+  switch (once.finish(self, success)) {
     case OnceWord::FinishStatus::kFinished:
       return Napi::Boolean::New(info.Env(), true);
     case OnceWord::FinishStatus::kNotRunner:

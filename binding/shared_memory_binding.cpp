@@ -44,8 +44,8 @@ const char* error_name(shared_region::OpenError error) {
 // Node's node_api_create_external_sharedarraybuffer (experimental, Node 26), looked up at run
 // time so that the same binary loads on Nodes without it; null there.
 using CreateExternalShared = napi_status (*)(napi_env env, void* data, std::size_t byte_length,
-                                             void (*finalize)(void* data, void* hint),
-                                             void* hint, napi_value* result);
+                                             void (*finalize)(void* data, void* hint), void* hint,
+                                             napi_value* result);
 CreateExternalShared external_shared_creator() {
 #if defined(__linux__)
   static const auto create = reinterpret_cast<CreateExternalShared>(
@@ -56,22 +56,24 @@ CreateExternalShared external_shared_creator() {
 #endif
 }
 
+// The finalizers of a region's memory: nothing to free, the mapping outlives every buffer.
+void keep_mapping(void* /*data*/, void* /*hint*/) {}
+void keep_mapping_in(napi_env /*env*/, void* /*data*/, void* /*hint*/) {}
+
 // The mapping as JavaScript memory: a SharedArrayBuffer where this Node makes one over external
-// memory, else an external ArrayBuffer (JavaScript's Atomics work on both). Never finalized into
-// anything: the mapping lasts as long as the process.
+// memory, else an external ArrayBuffer (JavaScript's Atomics work on both).
 napi_value region_memory(Napi::Env env, const shared_region::Opened& opened) {
   napi_value buffer = nullptr;
   const auto bytes = static_cast<std::size_t>(opened.size);
-  if (CreateExternalShared create = external_shared_creator()) {
-    if (create(env, opened.words, bytes, [](void*, void*) {}, nullptr, &buffer) == napi_ok) {
-      return buffer;
-    }
+  const CreateExternalShared create = external_shared_creator();
+  if (create != nullptr &&
+      create(env, opened.words, bytes, keep_mapping, nullptr, &buffer) == napi_ok) {
+    return buffer;
   }
-  NAPI_THROW_IF_FAILED(env,
-                       napi_create_external_arraybuffer(
-                           env, opened.words, bytes, [](napi_env, void*, void*) {}, nullptr,
-                           &buffer),
-                       nullptr);
+  NAPI_THROW_IF_FAILED(
+      env,
+      napi_create_external_arraybuffer(env, opened.words, bytes, keep_mapping_in, nullptr, &buffer),
+      nullptr);
   return buffer;
 }
 

@@ -96,7 +96,8 @@ class Mutex extends Primitive {
   }
 
   unlock() {
-    if (Atomics.compareExchange(this.#word, 0, this.#heldByMe, UNLOCKED) === this.#heldByMe) return;
+    const mine = this.#heldByMe;
+    if (Atomics.compareExchange(this.#word, 0, mine, UNLOCKED) === mine) return;
     this.#unlockSlow();
   }
 

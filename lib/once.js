@@ -4,7 +4,7 @@
 // waits for are one Atomics.compareExchange each here; the addon is entered only when the run is
 // taken (to wait for it) or waited for (to wake the waiters).
 const native = require('./native');
-const { Primitive, wordsOf, handleOf, definePrimitive } = require('./primitive');
+const { Primitive, wordsOf, handleOf, definePrimitive, acrossProcesses } = require('./primitive');
 const { traceBlocking } = require('./diagnostics');
 const { threadId, waitAsync } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
@@ -15,7 +15,8 @@ const { isAborted, reasonOf } = require('./signals');
 const layout = native.onceLayout;
 const { NOT_DONE, DONE, RUNNING, RUNNER_SHIFT } = layout;
 const { OWNER_DIED } = native.settled;
-// This thread's word while it runs the initializer and nobody waits.
+// This thread's word while it runs the initializer and nobody waits (a once in sharedMemory()
+// names this thread by its identity in that region instead).
 const RUN_BY_ME = (threadId << RUNNER_SHIFT) | RUNNING;
 
 // What a begin that found the run taken comes back with: DONE_NOW (completed meanwhile: nothing to
@@ -39,11 +40,13 @@ function turnOf(settlement) {
 
 class Once extends Primitive {
   #word = wordsOf(this);
+  // RUN_BY_ME, or in sharedMemory() this thread's word there.
+  #runByMe = acrossProcesses(this) ? (native.regionIdentity(this.#word) << RUNNER_SHIFT) | RUNNING : RUN_BY_ME;
 
   // new Once() allocates its own memory; new Once(sharedArrayBuffer, byteOffset = 0) and
   // new Once({ buffer, byteOffset }) use a once already in that memory (zeroed: not done).
   constructor(...location) {
-    super(location, layout);
+    super(location, layout, 'once');
   }
 
   // Whether the initializer has completed (a snapshot; once true, true for good).
@@ -57,7 +60,7 @@ class Once extends Primitive {
   // If fn throws, the once is not done: the error is rethrown and the next caller runs its fn.
   run(fn) {
     validateFunction(fn, 'fn');
-    const seen = Atomics.compareExchange(this.#word, 0, NOT_DONE, RUN_BY_ME);
+    const seen = Atomics.compareExchange(this.#word, 0, NOT_DONE, this.#runByMe);
     if (seen === DONE) return false;
     let previousRunDied;
     if (seen !== NOT_DONE) {
@@ -84,7 +87,7 @@ class Once extends Primitive {
     const { timeout, signal } = validateAsyncOptions(options);
     // The signal is checked before the CAS: an already-aborted call must not take the run.
     if (isAborted(signal)) return Promise.reject(reasonOf(signal));
-    const seen = Atomics.compareExchange(this.#word, 0, NOT_DONE, RUN_BY_ME);
+    const seen = Atomics.compareExchange(this.#word, 0, NOT_DONE, this.#runByMe);
     if (seen === DONE) return Promise.resolve(false);
     if (seen === NOT_DONE) return this.#runAsync(fn, undefined);
     return waitAsync(
@@ -109,7 +112,8 @@ class Once extends Primitive {
   // Ends this thread's run: done for good, or not done; the addon wakes the waiters, if any.
   #finish(success) {
     const after = success ? DONE : NOT_DONE;
-    if (Atomics.compareExchange(this.#word, 0, RUN_BY_ME, after) === RUN_BY_ME) return;
+    const mine = this.#runByMe;
+    if (Atomics.compareExchange(this.#word, 0, mine, after) === mine) return;
     // Only this thread ends its run: a word that no longer names it was overwritten.
     if (!native.onceFinishSlow(this.#native, success)) throw corrupt('once');
   }

@@ -85,11 +85,15 @@ function refusal(why, path) {
   return regionError(code, path, message);
 }
 
+// Why there are no regions here, per platform.
+const UNSUPPORTED_BECAUSE = {
+  win32: "Windows's WaitOnAddress does not wait across processes, and parklock does not use named kernel objects",
+  darwin: "macOS's shared address waits (os_sync_wait_on_address with OS_SYNC_WAIT_ON_ADDRESS_SHARED) are not used yet",
+};
+
 function unsupported() {
-  return lockError(
-    'ERR_PARKLOCK_UNSUPPORTED',
-    `sharedMemory() is not available on ${process.platform}: waits across processes are built on Linux only so far`,
-  );
+  const because = UNSUPPORTED_BECAUSE[process.platform] ?? 'waits across processes are built on Linux only so far';
+  return lockError('ERR_PARKLOCK_UNSUPPORTED', `sharedMemory() is not available on ${process.platform}: ${because}`);
 }
 
 function validatePath(path) {

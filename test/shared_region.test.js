@@ -274,7 +274,6 @@ describe('sharedMemory() and a Mutex across processes', { skip: !supported && 'n
   it('refuses what does not wait across processes yet, rather than waiting wrongly', () => {
     const { memory, mutex } = region(256);
     assert.throws(() => new RWLock(memory, 64), { code: 'ERR_PARKLOCK_UNSUPPORTED' });
-    assert.throws(() => new Once(memory, 128), { code: 'ERR_PARKLOCK_UNSUPPORTED' });
     // notify(count) wakes at most `count`, which waking other processes' waiters would break.
     const code = types.isSharedArrayBuffer(memory.buffer) ? 'ERR_PARKLOCK_UNSUPPORTED' : 'ERR_INVALID_ARG_TYPE';
     for (const call of [() => futex.wait(new Int32Array(memory.buffer, 128, 1), 0, 0, 10),
@@ -342,7 +341,7 @@ describe('sharedMemory() and a Mutex across processes', { skip: !supported && 'n
   });
 });
 
-describe('a Semaphore, a Barrier and a Latch across processes', { skip: !supported && 'no regions on this platform' }, () => {
+describe('a Semaphore, a Barrier, a Latch and a Once across processes', { skip: !supported && 'no regions on this platform' }, () => {
   before(() => {
     directory = fs.mkdtempSync(path.join(os.tmpdir(), 'parklock-region-'));
   });
@@ -442,6 +441,36 @@ describe('a Semaphore, a Barrier and a Latch across processes', { skip: !support
     for (const report of reports) assert.equal(report.released, true);
     await Promise.all([...children, last].map(exited));
     assert.equal(latch.count, 0);
+  });
+
+  it('four processes and this one race to run a Once: it runs exactly once, and every caller returns after it', async () => {
+    const { file, memory } = family();
+    const once = new Once(memory, FAMILY.ONCE);
+    const children = ['sync', 'async', 'sync', 'async'].map((form) => familyAgent(file, 'once', 0, form));
+    const reports = Promise.all(children.map((c) => reportOf(c, 'ran')));
+    const here = await once.runAsync(() => Atomics.add(new Int32Array(memory.buffer, FAMILY.RUNS, 1), 0, 1));
+    const ran = (await withinLimit(reports, 'every process to return')).filter((r) => r.ran).length + Number(here);
+    await Promise.all(children.map(exited));
+    assert.equal(ran, 1);
+    assert.equal(new Int32Array(memory.buffer, FAMILY.RUNS, 1)[0], 1);
+    assert.equal(once.done, true);
+  });
+
+  it('a runner killed with SIGKILL is reported to a Promise caller waiting here, which runs it again', async () => {
+    const { file, memory } = family();
+    const once = new Once(memory, FAMILY.ONCE);
+    const runner = familyAgent(file, 'once-hang');
+    await withinLimit(messageFrom(runner, (m) => m === 'running'), 'the other process to run');
+    await assert.rejects(once.runAsync(() => {}, { timeout: 30 }), TimeoutError);
+    let previousRunDied;
+    const ran = once.runAsync((died) => {
+      previousRunDied = died;
+    });
+    runner.kill('SIGKILL');
+    assert.equal(await withinLimit(ran, 'the report of the dead runner'), true);
+    assert.equal(previousRunDied?.code, 'ERR_PARKLOCK_OWNER_DIED');
+    assert.equal(once.done, true);
+    await exited(runner);
   });
 });
 

@@ -1,5 +1,5 @@
 // Once, a once-only initialization.
-import { Primitive } from './primitive.js';
+import { CrossProcessPrimitive } from './primitive.js';
 import type { AsyncWaitOptions } from './shared.js';
 
 /**
@@ -21,7 +21,7 @@ export interface PreviousRunDiedError extends Error {
  * rejects), the once stays not done and the next caller runs its own. Zeroed memory is a once not
  * done.
  */
-export class Once extends Primitive<[]> {
+export class Once extends CrossProcessPrimitive<[]> {
   /** Whether an initializer has completed (for good once true). */
   readonly done: boolean;
   /**

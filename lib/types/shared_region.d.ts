@@ -1,5 +1,6 @@
-// sharedMemory(): memory several processes share through a file, for a Mutex, Semaphore, Latch
-// or Barrier that waits across processes (Linux; elsewhere it throws ERR_PARKLOCK_UNSUPPORTED).
+// sharedMemory(): memory several processes share through a file, for a Mutex, Semaphore, Latch,
+// Barrier or Once that waits across processes (Linux; elsewhere it throws
+// ERR_PARKLOCK_UNSUPPORTED).
 
 /** A region from sharedMemory(): mapped until the process exits. */
 export interface SharedMemory {

@@ -144,4 +144,5 @@ const regionSlots = Semaphore.init(region, 8, 3);
 const regionLatch: Latch = Latch.init(region, 16, 2);
 Barrier.init(region, 24, 2);
 const regionBarrier = new Barrier(region, 24);
-void [regionBytes, holder, regionSlots.available, regionLatch.count, regionBarrier.parties];
+const regionOnce = new Once(region, 32);
+void [regionBytes, holder, regionSlots.available, regionLatch.count, regionBarrier.parties, regionOnce.done];
