@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <string>
 
+#include "temporary_region.h"
 #include "test_support.h"
 #include "thread_id.h"
 
@@ -21,22 +21,7 @@ namespace parklock {
 namespace {
 
 using testing::RunOnEndingThread;
-
-// A fresh region of `size` bytes in a temporary file, removed at the end of the test.
-struct TemporaryRegion {
-  std::string path;
-  shared_region::Opened opened;
-
-  explicit TemporaryRegion(std::uint64_t size = 64) {
-    char name[] = "/tmp/parklock-region-test-XXXXXX";
-    const int fd = mkstemp(name);
-    path = name;
-    // mkstemp made an empty file: adopt it as the creator would.
-    opened = shared_region::adopt(fd, /*created=*/true, size);
-    close(fd);
-  }
-  ~TemporaryRegion() { unlink(path.c_str()); }
-};
+using testing::TemporaryRegion;
 
 TEST(SharedRegionTest, RefusesAFileThatIsNotARegion) {
   char name[] = "/tmp/parklock-region-test-XXXXXX";
