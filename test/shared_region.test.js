@@ -3,8 +3,9 @@
 // stay exact across processes (fork, cluster, separately started, beside worker threads), in
 // both blocking and Promise forms; a holder killed with SIGKILL is reported to the next
 // acquirer in any process; waits that give up leave the lock to the others; bad files and bad
-// arguments get coded errors. A Semaphore, a Barrier and a Latch in a region keep their
-// invariants across processes too, and wake waiters in other processes.
+// arguments get coded errors. A Semaphore, a Barrier, a Latch and a Once in a region keep their
+// invariants across processes too, and wake waiters in other processes; from Node 26 a region's
+// primitives post to workers.
 const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
