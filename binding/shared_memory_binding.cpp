@@ -8,6 +8,7 @@
 
 #include "errors.h"
 #include "exports.h"
+#include "node_thread_ids.h"
 #include "region_identity.h"
 #include "shared_region.h"
 #include "shared_words.h"
@@ -118,8 +119,9 @@ Napi::Value region_identity(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, acting_thread(env, word, ThreadContext::of(env).thread()));
 }
 
-// regionHolder(int32Array, identity) -> [pid, threadId of that process] of a region identity,
-// or null once its slot has been taken again.
+// regionHolder(int32Array, identity) -> [pid, Node threadId or null] of a region identity: the
+// threadId where it is a live thread of this process (IdentityInfo::here); null once its slot
+// has been taken again.
 Napi::Value region_holder(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const std::int32_t* word = shared_words(env, info[0], Napi::Number::New(env, 0), 1);
@@ -127,9 +129,11 @@ Napi::Value region_holder(const Napi::CallbackInfo& info) {
   const auto identity = static_cast<ThreadId>(info[1].As<Napi::Number>().Int32Value());
   const shared_region::IdentityInfo who = shared_region::describe(word, identity);
   if (who.pid == 0) return env.Null();
+  const std::optional<double> thread =
+      who.here == kNoThread ? std::nullopt : node_thread_id_of(who.here);
   Napi::Array pair = Napi::Array::New(env, 2);
   pair.Set(0u, who.pid);
-  pair.Set(1u, who.thread);
+  pair.Set(1u, thread ? Napi::Value(Napi::Number::New(env, *thread)) : env.Null());
   return pair;
 }
 

@@ -128,8 +128,7 @@ class Mutex extends Primitive {
     if (word === UNLOCKED) return null;
     if (this.#heldByMe === HELD_BY_ME) return native.nodeThreadIdOf(ownerOf(word));
     // In sharedMemory(): a thread of this process, or null for another process's (holderProcess).
-    const who = native.regionHolder(this.#word, ownerOf(word));
-    return who !== null && who[0] === process.pid ? native.nodeThreadIdOf(who[1]) : null;
+    return native.regionHolder(this.#word, ownerOf(word))?.[1] ?? null;
   }
 
   // In sharedMemory(): the pid of the process whose thread holds the mutex now, or null if it is

@@ -10,6 +10,8 @@ const { fileURLToPath } = require('node:url');
 const { types } = require('node:util');
 const native = require('./native');
 const { invalidArgType, outOfRange, lockError } = require('./errors');
+const { readProperty } = require('./property');
+const { validateInteger } = require('./validate');
 
 const { O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW = 0 } = fs.constants;
 const DEFAULT_SIZE = 4096;
@@ -103,18 +105,22 @@ function validatePath(path) {
   return path;
 }
 
+// The options bag, read as every primitive's is (./property.js): a Proxy that fails a read is a
+// bad argument, not a crash without a code.
 function validateOptions(options) {
   if (options === undefined) return { size: undefined, mode: 0o600, create: true };
   if (options === null || typeof options !== 'object') throw invalidArgType('options', 'an object', options);
-  const { size, mode = 0o600, create = true } = options;
-  if (size !== undefined) {
-    if (typeof size !== 'number') throw invalidArgType('options.size', 'of type number', size);
-    if (!Number.isInteger(size) || size < 8 || size > MAX_BYTES || size % 8 !== 0) {
-      throw outOfRange('options.size', `a multiple of 8 from 8 to ${MAX_BYTES}`, size);
-    }
+  const read = (key, fallback) => {
+    const value = readProperty(options, key, 'options');
+    return value === undefined ? fallback : value;
+  };
+  const size = read('size', undefined);
+  const mode = read('mode', 0o600);
+  const create = read('create', true);
+  if (size !== undefined && validateInteger(size, 'options.size', 8, MAX_BYTES) % 8 !== 0) {
+    throw outOfRange('options.size', `a multiple of 8 from 8 to ${MAX_BYTES}`, size);
   }
-  if (typeof mode !== 'number') throw invalidArgType('options.mode', 'of type number', mode);
-  if (!Number.isInteger(mode) || mode < 0 || mode > 0o777) throw outOfRange('options.mode', 'an integer from 0 to 0o777', mode);
+  validateInteger(mode, 'options.mode', 0, 0o777);
   if (typeof create !== 'boolean') throw invalidArgType('options.create', 'of type boolean', create);
   return { size, mode, create };
 }

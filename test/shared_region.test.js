@@ -36,6 +36,14 @@ function region(size = 64) {
   return { file, memory, mutex: new Mutex(memory, 0), counter: new Int32Array(memory.buffer, 8, 1) };
 }
 
+// A fresh region whose Mutex a forked agent holds (task 'hold'), once it has reported so.
+async function heldElsewhere() {
+  const fresh = region();
+  const holder = agent(fresh.file, 'hold');
+  await withinLimit(messageFrom(holder), 'the holder to lock');
+  return { ...fresh, holder };
+}
+
 function messageFrom(emitter, accept = () => true) {
   return new Promise((resolve) => {
     const listener = (message) => {
@@ -81,6 +89,10 @@ describe('sharedMemory() and a Mutex across processes', { skip: !supported && 'n
     await countIn(children, 20_000);
     assert.equal(counter[0], 80_000);
     assert.equal(mutex.isLocked, false);
+    mutex.lock();
+    assert.equal(mutex.holder, threadId);
+    assert.equal(mutex.holderProcess, process.pid);
+    mutex.unlock();
   });
 
   it('a cluster primary and 4 workers end exact', async () => {
@@ -139,9 +151,7 @@ describe('sharedMemory() and a Mutex across processes', { skip: !supported && 'n
   });
 
   it('a holder killed with SIGKILL is reported to a Promise waiter, a blocked waiter in another process, and the waiter after them', async () => {
-    const { file, mutex } = region();
-    const holder = agent(file, 'hold');
-    await withinLimit(messageFrom(holder), 'the holder to lock');
+    const { file, mutex, holder } = await heldElsewhere();
     assert.equal(mutex.holderProcess, holder.pid);
     assert.equal(mutex.holder, null); // another process's thread
     const blocked = agent(file, 'wait');
@@ -171,9 +181,7 @@ describe('sharedMemory() and a Mutex across processes', { skip: !supported && 'n
   });
 
   it('a newcomer after a SIGKILL takes the lock over at once, with the report', async () => {
-    const { file, mutex } = region();
-    const holder = agent(file, 'hold');
-    await withinLimit(messageFrom(holder), 'the holder to lock');
+    const { mutex, holder } = await heldElsewhere();
     assert.equal(mutex.tryLock(), false);
     holder.kill('SIGKILL');
     await exited(holder);
@@ -184,9 +192,7 @@ describe('sharedMemory() and a Mutex across processes', { skip: !supported && 'n
   });
 
   it('waits that time out or are aborted leave the lock to the others, and worker.terminate() ends a blocked wait', async () => {
-    const { file, mutex } = region();
-    const holder = agent(file, 'hold');
-    await withinLimit(messageFrom(holder), 'the holder to lock');
+    const { file, mutex, holder } = await heldElsewhere();
     assert.equal(mutex.tryLock(30), false);
     await assert.rejects(mutex.lockAsync({ timeout: 30 }), TimeoutError);
     const controller = new AbortController();
@@ -206,9 +212,7 @@ describe('sharedMemory() and a Mutex across processes', { skip: !supported && 'n
   });
 
   it('inspect() and the watchdog name the holder\'s process, and this process\'s waiters by thread', async () => {
-    const { file, mutex } = region();
-    const holder = agent(file, 'hold');
-    await withinLimit(messageFrom(holder), 'the holder to lock');
+    const { mutex, holder } = await heldElsewhere();
     const pending = mutex.lockAsync();
     const [entry] = inspect().filter((e) => e.primitive === mutex);
     assert.equal(entry.kind, 'mutex');
@@ -265,6 +269,10 @@ describe('sharedMemory() and a Mutex across processes', { skip: !supported && 'n
     assert.throws(() => sharedMemory(path.join(directory, 'x'), { size: '64' }), { code: 'ERR_INVALID_ARG_TYPE' });
     assert.throws(() => sharedMemory(path.join(directory, 'x'), { mode: 0o1000 }), { code: 'ERR_OUT_OF_RANGE' });
     assert.throws(() => sharedMemory(path.join(directory, 'x'), { create: 1 }), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => sharedMemory(path.join(directory, 'x'), { mode: '600' }), { code: 'ERR_INVALID_ARG_TYPE' });
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    assert.throws(() => sharedMemory(path.join(directory, 'x'), revoked.proxy), { code: 'ERR_INVALID_ARG_TYPE' });
     assert.equal(fs.existsSync(path.join(directory, 'x')), false);
     for (const offset of [-4, 2, 64, 61]) {
       assert.throws(() => new Mutex(memory, offset), { code: 'ERR_OUT_OF_RANGE' }, String(offset));
@@ -272,7 +280,7 @@ describe('sharedMemory() and a Mutex across processes', { skip: !supported && 'n
     assert.throws(() => new Mutex(memory, '0'), { code: 'ERR_INVALID_ARG_TYPE' });
   });
 
-  it('refuses what does not wait across processes yet, rather than waiting wrongly', () => {
+  it('refuses what does not wait across processes yet, rather than waiting wrongly', async () => {
     const { memory, mutex } = region(256);
     assert.throws(() => new RWLock(memory, 64), { code: 'ERR_PARKLOCK_UNSUPPORTED' });
     // notify(count) wakes at most `count`, which waking other processes' waiters would break.
@@ -284,6 +292,7 @@ describe('sharedMemory() and a Mutex across processes', { skip: !supported && 'n
     const condition = new Condition();
     mutex.lock();
     assert.throws(() => condition.wait(mutex, 1), { code: 'ERR_PARKLOCK_UNSUPPORTED' });
+    await assert.rejects(condition.waitAsync(mutex, { timeout: 1 }), { code: 'ERR_PARKLOCK_UNSUPPORTED' });
     mutex.unlock();
     // Before Node 26 the memory is an ArrayBuffer, which posting would copy: no location to post,
     // a worker opens the path itself.
@@ -472,6 +481,32 @@ describe('a Semaphore, a Barrier, a Latch and a Once across processes', { skip: 
     assert.equal(previousRunDied?.code, 'ERR_PARKLOCK_OWNER_DIED');
     assert.equal(once.done, true);
     await exited(runner);
+  });
+
+  it('a runner killed with SIGKILL is reported to exactly one waiter, blocked in another process or a Promise here', async () => {
+    const { file, memory } = family();
+    const once = new Once(memory, FAMILY.ONCE);
+    const runs = new Int32Array(memory.buffer, FAMILY.RUNS, 1);
+    const runner = familyAgent(file, 'once-hang');
+    await withinLimit(messageFrom(runner, (m) => m === 'running'), 'the other process to run');
+    await assert.rejects(once.runAsync(() => {}, { timeout: 30 }), TimeoutError);
+    const blocked = familyAgent(file, 'once', 0, 'sync');
+    const theirs = reportOf(blocked, 'ran');
+    await withinLimit(messageFrom(blocked, (m) => m === 'waiting'), 'the blocked caller');
+    let previousRunDied;
+    const ran = once.runAsync((died) => {
+      previousRunDied = died;
+      Atomics.add(runs, 0, 1);
+    });
+    runner.kill('SIGKILL');
+    const here = await withinLimit(ran, 'the report of the dead runner');
+    const report = await withinLimit(theirs, 'the blocked caller to return');
+    // One of the two ran it again, told of the death; the other found it done.
+    assert.equal(Number(here) + Number(report.ran), 1);
+    assert.deepEqual([previousRunDied?.code, report.died].filter(Boolean), ['ERR_PARKLOCK_OWNER_DIED']);
+    assert.equal(runs[0], 1);
+    assert.equal(once.done, true);
+    await Promise.all([runner, blocked].map(exited));
   });
 });
 
