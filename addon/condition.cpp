@@ -1,8 +1,13 @@
 #include "condition.h"
 
+#include <algorithm>
+
+#include "cross_process.h"
+
 namespace parklock {
 
-const WaitSite ConditionWord::kWaitSite{"condition", &key_is_address, nullptr, nullptr};
+const WaitSite ConditionWord::kWaitSite{"condition", &key_is_address, nullptr, nullptr,
+                                        &ConditionWord::look_again};
 
 Outcome ConditionWord::wait(MutexWord mutex, ThreadId self, Deadline deadline,
                             ThreadId* ended_owner) {
@@ -12,7 +17,7 @@ Outcome ConditionWord::wait(MutexWord mutex, ThreadId self, Deadline deadline,
 
 Outcome ConditionWord::AwaitStep::start(Waiter& waiter) {
   if (!mutex_.is_locked() || mutex_.owner_thread() != self_) return Outcome::kNotOwner;
-  condition_.enqueue(waiter);
+  if (!condition_.enqueue(waiter)) return Outcome::kCorrupt;
   // Queued first, released second: a notifier holding the mutex always finds this waiter.
   if (mutex_.unlock(self_) != MutexWord::UnlockStatus::kUnlocked) {
     // A corrupt mutex word: the waiter leaves again, unless a notification already took it.
@@ -60,6 +65,7 @@ std::optional<LockWatch> ConditionWord::AwaitStep::watch(const Waiter& waiter) c
 }
 
 std::size_t ConditionWord::notify_one() noexcept {
+  if (shared()) return post(/*all=*/false);
   const UnparkInfo info = parking_lot::unpark_one(address(), [this](const UnparkInfo& info) {
     if (!info.has_more) word().store(kNoWaiters, std::memory_order_relaxed);
     return kNotified;
@@ -68,6 +74,7 @@ std::size_t ConditionWord::notify_one() noexcept {
 }
 
 std::size_t ConditionWord::notify_all() noexcept {
+  if (shared()) return post(/*all=*/true);
   for (;;) {
     // The oldest waiter's mutex, looked at under the bucket lock; a stale hint is cleared there
     // if nobody is queued.
@@ -121,19 +128,99 @@ std::size_t ConditionWord::notify_all() noexcept {
   }
 }
 
-void ConditionWord::enqueue(Waiter& waiter) {
-  parking_lot::enqueue(
+bool ConditionWord::enqueue(Waiter& waiter) {
+  const bool across = shared();
+  return parking_lot::enqueue(
       address(), waiter,
-      [this] {
+      [this, across] {
+        if (across) return register_waiter();
         mark_may_have_waiters();
         return true;
       },
       &kWaitSite);
 }
 
+bool ConditionWord::shared() const noexcept {
+  return cross_process::is_shared(address());
+}
+
+std::int64_t ConditionWord::request_for(MutexWord mutex) const noexcept {
+  if (shared()) return epoch_of(word().load(std::memory_order_relaxed));
+  return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(mutex.address()));
+}
+
+bool ConditionWord::register_waiter() noexcept {
+  std::int32_t seen = word().load(std::memory_order_relaxed);
+  do {
+    if (is_corrupt_shared(seen) || waiters_of(seen) == kMostWaiters) return false;
+  } while (!word().compare_exchange_weak(
+      seen, shared_word(waiters_of(seen) + 1, pending_of(seen), epoch_of(seen)),
+      std::memory_order_seq_cst, std::memory_order_relaxed));
+  return true;
+}
+
+void ConditionWord::withdraw() noexcept {
+  std::int32_t seen = word().load(std::memory_order_relaxed);
+  std::int32_t after;
+  do {
+    if (is_corrupt_shared(seen) || waiters_of(seen) == 0) return;
+    // With a notification pending for every waiter, one of them is this one's to take: each of
+    // the others still has one.
+    const std::int32_t waiters = waiters_of(seen) - 1;
+    after = shared_word(waiters, std::min(pending_of(seen), waiters), epoch_of(seen));
+  } while (!word().compare_exchange_weak(seen, after, std::memory_order_seq_cst,
+                                         std::memory_order_relaxed));
+}
+
+std::size_t ConditionWord::post(bool all) noexcept {
+  std::int32_t seen = word().load(std::memory_order_relaxed);
+  std::int32_t waiters;
+  std::int32_t after;
+  do {
+    if (is_corrupt_shared(seen)) return 0;
+    waiters = waiters_of(seen);
+    if (waiters == 0) return 0;
+    const std::int32_t pending = all ? waiters : std::min(pending_of(seen) + 1, waiters);
+    after = shared_word(waiters, pending, epoch_of(seen) + 1);
+  } while (!word().compare_exchange_weak(seen, after, std::memory_order_seq_cst,
+                                         std::memory_order_relaxed));
+  // This process's waiters first; the grant step wakes every other process's relay after it.
+  claim_pending();
+  return all ? static_cast<std::size_t>(waiters) : 1;
+}
+
+void ConditionWord::claim_pending() noexcept {
+  const auto claim = [this](std::int64_t registered_in) -> std::optional<WakeToken> {
+    std::int32_t seen = word().load(std::memory_order_relaxed);
+    do {
+      // Waiters queue in the order they register: once one registered since the latest notify,
+      // so did every waiter after it.
+      if (is_corrupt_shared(seen) || pending_of(seen) == 0 || epoch_of(seen) == registered_in) {
+        return std::nullopt;
+      }
+    } while (!word().compare_exchange_weak(
+        seen, shared_word(waiters_of(seen) - 1, pending_of(seen) - 1, epoch_of(seen)),
+        std::memory_order_seq_cst, std::memory_order_relaxed));
+    return kNotified;
+  };
+  const FunctionRef<std::optional<WakeToken>(std::int64_t)> offer = claim;
+  parking_lot::unpark_filter(address(), parking_lot::Grant{&offer, [](bool) {}});
+}
+
+void ConditionWord::look_again(const void* address) noexcept {
+  ConditionWord(static_cast<std::int32_t*>(const_cast<void*>(address))).claim_pending();
+}
+
 bool ConditionWord::cancel(Waiter& waiter, MutexWord mutex,
                            parking_lot::Wakeups* deferred) noexcept {
-  const auto condition_left = [this](bool queue_empty) { on_waiter_left(queue_empty); };
+  const bool across = shared();
+  const auto condition_left = [this, across](bool queue_empty) {
+    if (across) {
+      withdraw();
+    } else {
+      on_waiter_left(queue_empty);
+    }
+  };
   const auto mutex_left = [&mutex](bool queue_empty) { mutex.on_waiter_left(queue_empty); };
   const parking_lot::Grant on_condition{nullptr, condition_left};
   const parking_lot::Grant on_mutex{nullptr, mutex_left};

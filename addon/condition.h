@@ -10,6 +10,39 @@
 //                           it releases its mutex; cleared under the same lock by a notify that
 //                           empties the queue, or by the departure of the last waiter)
 //
+// In memory that other processes share (sharedMemory(), cross_process.h) no process sees the
+// others' queues, so the word counts the waits of every process instead:
+//
+//   bits    field    meaning
+//   ------  -------  ---------------------------------------------------------------------------
+//   0       hint     kMayHaveWaiters while `waiters` is not 0, so that 0 still means "nobody
+//                    waits, in any process" and JavaScript skips the addon
+//   1..10   waiters  waits registered, in every process: one from its queueing (under its bucket
+//                    lock, before it releases the mutex) until it claims a notification or leaves
+//   11..20  pending  notifications posted and not yet claimed; never more than `waiters`
+//   21..30  epoch    how many times a notify found waiters, modulo 1024
+//   31      -        always 0
+//
+// A waiter notes the epoch as it registers (as its request(); it holds the mutex, so no notify
+// that holds it can come between). A notify that finds waiters advances the epoch, which makes
+// every waiter registered so far eligible: notify_one() adds one pending notification, up to one
+// per waiter, and notify_all() one for each. Each process's waiters claim them oldest first under
+// their bucket lock, while their epoch differs from the word's (one CAS takes a notification and
+// the registration together): the notifier's own at once, the others' when their relay wakes on
+// the changed word. A waiter that registered after the latest notify cannot claim, so no wait
+// takes a notification meant for the waiters that were there before it, which the waiters of a
+// turn-taking protocol depend on. A waiter that leaves without a notification (timeout, abort,
+// interrupt) withdraws; if every waiter had one pending, it takes one with it.
+//
+// What this does not promise, unlike within a process: which eligible process's waiter takes a
+// notification is a race. A process that dies while its threads wait leaves their registrations
+// behind: notifications posted for them go to other eligible waiters, which may then wake
+// without being meant (a spurious wake-up, which a wait in a loop that re-checks its predicate
+// absorbs); none is lost. A word counting kMostWaiters waits, which only such leaks come near,
+// refuses further waits as corrupt. A waiter that sees 1024 notifies go by without claiming one
+// takes the next; a notify made without holding the mutex may come between a waiter's look at
+// the epoch and its registration, and that waiter may then claim its notification.
+//
 // Waiting: queue on the condition's address (declaring the mutex as the waiter's request()), then
 // release the mutex, then sleep; a notifier that holds the mutex therefore always finds the
 // waiter queued. On waking, re-acquire the mutex; the wait returns with it held, even after a
@@ -54,6 +87,33 @@ class ConditionWord : public Int32Words<1> {
   // spin and park again.
   static constexpr std::size_t kWakeFirstOnRequeue = 4;
 
+  // The fields of a word in memory other processes share (above).
+  static constexpr int kWaiterShift = 1;
+  static constexpr int kPendingShift = 11;
+  static constexpr int kEpochShift = 21;
+  static constexpr std::int32_t kMostWaiters = (1 << (kPendingShift - kWaiterShift)) - 1;
+  static constexpr std::int32_t kEpochs = 1 << (kPendingShift - kWaiterShift);
+  static constexpr std::int32_t waiters_of(std::int32_t word) noexcept {
+    return (word >> kWaiterShift) & kMostWaiters;
+  }
+  static constexpr std::int32_t pending_of(std::int32_t word) noexcept {
+    return (word >> kPendingShift) & kMostWaiters;
+  }
+  static constexpr std::int32_t epoch_of(std::int32_t word) noexcept {
+    return (word >> kEpochShift) & (kEpochs - 1);
+  }
+  static constexpr std::int32_t shared_word(std::int32_t waiters, std::int32_t pending,
+                                            std::int32_t epoch) noexcept {
+    return (waiters != 0 ? kMayHaveWaiters : kNoWaiters) | (waiters << kWaiterShift) |
+           (pending << kPendingShift) | ((epoch & (kEpochs - 1)) << kEpochShift);
+  }
+  // A shared word no operation writes: negative, more pending than waiting, or waiters without
+  // the hint.
+  static constexpr bool is_corrupt_shared(std::int32_t word) noexcept {
+    return word < 0 || pending_of(word) > waiters_of(word) ||
+           (waiters_of(word) != 0 && (word & kMayHaveWaiters) == 0);
+  }
+
   explicit ConditionWord(std::int32_t* word) noexcept : word_(word) {}
 
   class AwaitStep;
@@ -74,9 +134,9 @@ class ConditionWord : public Int32Words<1> {
   // Requeues or wakes every waiter (see above); returns how many.
   std::size_t notify_all() noexcept;
 
-  // Queues `waiter` (whose request() must be the mutex address); the caller then releases the
-  // mutex itself.
-  void enqueue(Waiter& waiter);
+  // Queues `waiter` (whose request() must be request_for(mutex)); the caller then releases the
+  // mutex itself. False (nothing queued): a shared word that is corrupt or counts kMostWaiters.
+  bool enqueue(Waiter& waiter);
 
   // Takes a queued waiter out of whichever queue it is in, the condition's or (once notify_all()
   // moved it, or its re-lock queued it) the mutex's; false if its wake-up is already on its way.
@@ -88,10 +148,12 @@ class ConditionWord : public Int32Words<1> {
   const void* address() const noexcept { return word_; }
   // The site of condition waiters (parking_lot.h).
   static const WaitSite kWaitSite;
-  // The request() a waiter with this mutex declares.
-  static std::int64_t request_for(MutexWord mutex) noexcept {
-    return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(mutex.address()));
-  }
+  // The WaitSite::look_again of a shared condition: this process's waiters claim the
+  // notifications posted elsewhere.
+  static void look_again(const void* address) noexcept;
+  // The request() of a waiter with this mutex, read while the caller holds it: the mutex, or on a
+  // shared word the epoch it registers in (above).
+  std::int64_t request_for(MutexWord mutex) const noexcept;
 
  private:
   atomic_ref<std::int32_t> word() const noexcept { return atomic_ref<std::int32_t>(*word_); }
@@ -103,6 +165,17 @@ class ConditionWord : public Int32Words<1> {
   void on_waiter_left(bool queue_empty) noexcept {
     if (queue_empty) word().store(kNoWaiters, std::memory_order_relaxed);
   }
+
+  // The shared word's side (above), each one CAS; register_waiter() and withdraw() run under the
+  // bucket lock of the waiter's queueing or departure.
+  bool shared() const noexcept;
+  bool register_waiter() noexcept;
+  void withdraw() noexcept;
+  // Advances the epoch and posts one notification (`all`: one for each waiter); returns 1 (`all`:
+  // the number of waiters), or 0 if nobody waits.
+  std::size_t post(bool all) noexcept;
+  // The oldest waiters here claim what is pending, each woken with kNotified.
+  void claim_pending() noexcept;
 
   std::int32_t* word_;
 };
@@ -116,9 +189,9 @@ class ConditionWord : public Int32Words<1> {
 class ConditionWord::AwaitStep final : public WaitStep {
  public:
   AwaitStep(ConditionWord condition, MutexWord mutex, ThreadId self) noexcept
-      : condition_(condition), mutex_(mutex), self_(self) {}
+      : condition_(condition), mutex_(mutex), self_(self), request_(condition.request_for(mutex)) {}
 
-  std::int64_t request() const override { return request_for(mutex_); }
+  std::int64_t request() const override { return request_; }
   Outcome start(Waiter& waiter) override;
   Outcome resume(Waiter& waiter, WakeToken token) override;
   void abandon(Waiter& waiter, WakeToken token) noexcept override;
@@ -142,6 +215,7 @@ class ConditionWord::AwaitStep final : public WaitStep {
   ConditionWord condition_;
   MutexWord mutex_;
   const ThreadId self_;
+  const std::int64_t request_;
   std::optional<MutexWord::LockStep> relock_;  // from the notification (or cancel) on
   Outcome outcome_ = Outcome::kAcquired;       // what the wait reports once it holds the mutex
 };

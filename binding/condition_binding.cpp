@@ -4,6 +4,7 @@
 #include "exports.h"
 #include "handle.h"
 #include "mutex.h"
+#include "region_identity.h"
 #include "wait_calls.h"
 
 namespace parklock::binding {
@@ -18,10 +19,11 @@ struct Wait {
   using Step = ConditionWord::AwaitStep;
   static constexpr std::size_t kLastArg = 2;
   // The handles, which the pending wait's record holds through the Condition and the Mutex, keep
-  // the words valid.
+  // the words valid. The waiter acts as the mutex's holder: in a region, its region identity.
   static auto arguments(const Napi::CallbackInfo& info, ThreadId self) {
-    return std::make_tuple(ConditionWord(words_of(info, 0, ConditionWord::kWordCount)),
-                           MutexWord(words_of(info, 1, MutexWord::kWordCount)), self);
+    const MutexWord mutex(words_of(info, 1, MutexWord::kWordCount));
+    return std::make_tuple(ConditionWord(words_of(info, 0, ConditionWord::kWordCount)), mutex,
+                           acting_thread(info.Env(), mutex.address(), self));
   }
 };
 
@@ -45,6 +47,10 @@ const Exports registered([](Napi::Env env, Napi::Object exports) {
   const LayoutConstant own[] = {
       {"NO_WAITERS", ConditionWord::kNoWaiters},
       {"MAY_HAVE_WAITERS", ConditionWord::kMayHaveWaiters},
+      {"WAITER_SHIFT", ConditionWord::kWaiterShift},
+      {"PENDING_SHIFT", ConditionWord::kPendingShift},
+      {"EPOCH_SHIFT", ConditionWord::kEpochShift},
+      {"MOST_WAITERS", ConditionWord::kMostWaiters},
   };
   exports.Set("conditionLayout", new_layout<ConditionWord>(env, own));
 });

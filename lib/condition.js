@@ -2,9 +2,9 @@
 // Condition: a condition variable used with a Mutex (addon/condition.h). wait() releases the
 // mutex, sleeps until notified, and returns holding it again. notifyAll() moves the waiters onto
 // the mutex's queue instead of waking them all to fight over it. Notifying a condition nobody
-// waits on stays in JavaScript.
+// waits on stays in JavaScript. In sharedMemory() it waits across processes, with a Mutex there.
 const native = require('./native');
-const { Primitive, wordsOf, handleOf, definePrimitive } = require('./primitive');
+const { Primitive, wordsOf, handleOf, definePrimitive, acrossProcesses } = require('./primitive');
 const { traceBlocking } = require('./diagnostics');
 const { waitAsync } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
@@ -30,10 +30,16 @@ const CONDITION = vocabulary({
   notOwner: NOT_OWNER,
 });
 
-function heldMutexHandle(mutex) {
+// A condition that other processes notify must be waited on with a mutex they hold too:
+// otherwise a notification could come between the check of the predicate and the wait.
+// The hint bit is clear: nobody waits, in any process (in sharedMemory() the rest of the word
+// counts notifies, which do not concern a notify that finds nobody).
+const noWaiters = (word) => (Atomics.load(word, 0) & MAY_HAVE_WAITERS) === NO_WAITERS;
+
+function heldMutexHandle(condition, mutex) {
   if (!isMutex(mutex)) throw invalidArgType('mutex', 'an instance of Mutex', mutex);
-  if (isRegionMutex(mutex)) {
-    throw lockError('ERR_PARKLOCK_UNSUPPORTED', 'A Condition cannot wait with a mutex in sharedMemory() yet');
+  if (acrossProcesses(condition) && !isRegionMutex(mutex)) {
+    throw invalidArgType('mutex', 'a Mutex in sharedMemory(), as the Condition is', mutex);
   }
   if (!mutex.isHeldByCurrentThread) throw lockError('ERR_PARKLOCK_NOT_OWNER', NOT_OWNER);
   return handleForWait(mutex);
@@ -43,14 +49,14 @@ class Condition extends Primitive {
   #word = wordsOf(this);
 
   constructor(...location) {
-    super(location, layout);
+    super(location, layout, 'condition');
     prime();
   }
 
   // Releases `mutex` (held by this thread), blocks until notified or timeoutMs passes, and
   // re-acquires the mutex. true if notified, false on timeout; the mutex is held either way.
   wait(mutex, timeoutMs = Infinity) {
-    const mutexHandle = heldMutexHandle(mutex);
+    const mutexHandle = heldMutexHandle(this, mutex);
     validateTimeout(timeoutMs, 'timeoutMs');
     const settlement = traceBlocking('condition', () =>
       native.conditionWait(handleOf(this), mutexHandle, timeoutMs),
@@ -61,7 +67,7 @@ class Condition extends Primitive {
   // The same without blocking: resolves true if notified, false on timeout, and rejects with
   // signal.reason if aborted; in every case only once this thread holds the mutex again.
   waitAsync(mutex, options) {
-    const mutexHandle = heldMutexHandle(mutex);
+    const mutexHandle = heldMutexHandle(this, mutex);
     const { timeout, signal } = validateAsyncOptions(options);
     // The owner is this condition (whose cancelPendingWaits() cancels the wait); the mutex stays
     // reachable while the wait is pending through `interpret`, which the addon's record holds.
@@ -74,15 +80,17 @@ class Condition extends Primitive {
     );
   }
 
-  // Wakes the longest waiter; returns the number woken (0 or 1).
+  // Wakes the longest waiter; returns the number woken (0 or 1). In sharedMemory(): posts a
+  // notification for a waiter in any process, returning 1, or 0 if each already has one.
   notifyOne() {
-    if (Atomics.load(this.#word, 0) === NO_WAITERS) return 0;
+    if (noWaiters(this.#word)) return 0;
     return native.conditionNotifyOne(handleOf(this));
   }
 
   // Wakes every waiter (moving them onto the mutex's queue while it is held); returns how many.
+  // In sharedMemory(): how many notifications it posted, for the waiters of every process.
   notifyAll() {
-    if (Atomics.load(this.#word, 0) === NO_WAITERS) return 0;
+    if (noWaiters(this.#word)) return 0;
     return native.conditionNotifyAll(handleOf(this));
   }
 }

@@ -98,7 +98,7 @@ function checkWaitsAcrossProcesses(kind) {
   if (kind === undefined) {
     throw lockError(
       'ERR_PARKLOCK_UNSUPPORTED',
-      'Only Mutex, Semaphore, Latch, Barrier and Once wait across processes so far: ' +
+      'Only Mutex, Condition, Semaphore, Latch, Barrier and Once wait across processes so far: ' +
         'this primitive cannot be placed in sharedMemory()',
     );
   }

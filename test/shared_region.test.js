@@ -19,7 +19,7 @@ const { sharedMemory, Mutex, Semaphore, Condition, RWLock, Latch, Barrier, Once,
   require('../lib');
 const native = require('../lib/native');
 const { isRegionMutex } = require('../lib/mutex');
-const { fixture, withinLimit, exitIfKeptAlive } = require('./helpers');
+const { fixture, withinLimit, waitFor, exitIfKeptAlive } = require('./helpers');
 
 exitIfKeptAlive();
 const AGENT = fixture('region_agent.js');
@@ -289,11 +289,6 @@ describe('sharedMemory() and a Mutex across processes', { skip: !supported && 'n
       () => futex.notify(new Int32Array(memory.buffer, 128, 1), 0)]) {
       assert.throws(call, { code });
     }
-    const condition = new Condition();
-    mutex.lock();
-    assert.throws(() => condition.wait(mutex, 1), { code: 'ERR_PARKLOCK_UNSUPPORTED' });
-    await assert.rejects(condition.waitAsync(mutex, { timeout: 1 }), { code: 'ERR_PARKLOCK_UNSUPPORTED' });
-    mutex.unlock();
     // Before Node 26 the memory is an ArrayBuffer, which posting would copy: no location to post,
     // a worker opens the path itself.
     if (!types.isSharedArrayBuffer(memory.buffer)) assert.equal(Object.keys(mutex).length, 0);
@@ -351,7 +346,7 @@ describe('sharedMemory() and a Mutex across processes', { skip: !supported && 'n
   });
 });
 
-describe('a Semaphore, a Barrier, a Latch and a Once across processes', { skip: !supported && 'no regions on this platform' }, () => {
+describe('a Semaphore, a Barrier, a Latch, a Once and a Condition across processes', { skip: !supported && 'no regions on this platform' }, () => {
   before(() => {
     directory = fs.mkdtempSync(path.join(os.tmpdir(), 'parklock-region-'));
   });
@@ -507,6 +502,180 @@ describe('a Semaphore, a Barrier, a Latch and a Once across processes', { skip: 
     assert.equal(runs[0], 1);
     assert.equal(once.done, true);
     await Promise.all([runner, blocked].map(exited));
+  });
+
+  // A Condition with its Mutex, and how many waits the condition's word counts, in every process.
+  function conditionIn(memory) {
+    const word = new Int32Array(memory.buffer, FAMILY.CONDITION, 1);
+    const { WAITER_SHIFT, PENDING_SHIFT, MOST_WAITERS } = native.conditionLayout;
+    return {
+      mutex: new Mutex(memory, FAMILY.MUTEX),
+      condition: new Condition(memory, FAMILY.CONDITION),
+      word: () => Atomics.load(word, 0),
+      registered: () => (Atomics.load(word, 0) >> WAITER_SHIFT) & MOST_WAITERS,
+      pending: () => (Atomics.load(word, 0) >> PENDING_SHIFT) & MOST_WAITERS,
+    };
+  }
+  // The agent reported 'waiting' holding the mutex: once this thread has had the mutex, the
+  // agent's wait has registered.
+  async function waitingIn(child, mutex) {
+    await withinLimit(messageFrom(child, (m) => m === 'waiting'), 'the other process to wait');
+    await withinLimit(mutex.lockAsync(), 'the mutex, once the other process waits');
+    mutex.unlock();
+  }
+
+  it('producers and consumers in five processes pass every item through a Condition, no wake-up lost', async () => {
+    const { file, memory } = family();
+    const { registered, pending } = conditionIn(memory);
+    const items = new Int32Array(memory.buffer, FAMILY.ITEMS, 1);
+    const consumers = ['sync', 'async', 'mixed'].map((form) => familyAgent(file, 'consume', 0, form));
+    const taken = Promise.all(consumers.map((c) => reportOf(c, 'taken')));
+    const producers = ['sync', 'mixed'].map((form) => familyAgent(file, 'produce', 1000, form));
+    await withinLimit(Promise.all(producers.map((p) => reportOf(p, 'produced'))), 'the producers', 60_000);
+    // A lost wake-up would leave items behind with every consumer asleep.
+    await waitFor(() => Atomics.load(items, 0) === 0, 'the consumers to take every item');
+    const closer = familyAgent(file, 'condition-close');
+    await withinLimit(reportOf(closer, 'posted'), 'the close');
+    const reports = await withinLimit(taken, 'the consumers to finish');
+    assert.equal(reports.reduce((sum, report) => sum + report.taken, 0), 2000);
+    await Promise.all([...consumers, ...producers, closer].map(exited));
+    // Every wait claimed its notification or withdrew: nobody is counted, nothing is pending.
+    assert.deepEqual([registered(), pending()], [0, 0]);
+  });
+
+  it('processes taking turns through one Condition never lose a turn: a wait claims only notifies made after it began', async () => {
+    const { file, memory } = family();
+    const { word } = conditionIn(memory);
+    const turn = new Int32Array(memory.buffer, FAMILY.TURN, 1);
+    // notifyOne() to the one other party: the notifier's own next wait must not take it.
+    const pair = [['sync', 0], ['mixed', 1]].map(([form, me]) => familyAgent(file, 'turns', 1000, form, me, 2));
+    await withinLimit(Promise.all(pair.map((c) => reportOf(c, 'turns'))), 'two parties to take their turns', 60_000);
+    assert.equal(Atomics.load(turn, 0), 2000);
+    Atomics.store(turn, 0, 0);
+    const trio = [['sync', 0], ['async', 1], ['mixed', 2]].map(([form, me]) => familyAgent(file, 'turns', 500, form, me, 3));
+    await withinLimit(Promise.all(trio.map((c) => reportOf(c, 'turns'))), 'three parties to take their turns', 60_000);
+    assert.equal(Atomics.load(turn, 0), 1500);
+    await Promise.all([...pair, ...trio].map(exited));
+    // Every waiter claimed its notification: none is registered or pending (the epoch stays).
+    assert.equal(word() & ((1 << native.conditionLayout.EPOCH_SHIFT) - 1), 0);
+  });
+
+  it('a notifyAll() in a third process wakes a blocked wait in another process and a Promise wait here', async () => {
+    const { file, memory } = family();
+    const { mutex, condition, registered, pending } = conditionIn(memory);
+    const blocked = familyAgent(file, 'condition-wait', 0, 'sync');
+    const theirs = reportOf(blocked, 'notified');
+    await waitingIn(blocked, mutex);
+    mutex.lock();
+    const here = condition.waitAsync(mutex);
+    assert.equal(registered(), 2);
+    const closer = familyAgent(file, 'condition-close');
+    assert.equal((await withinLimit(reportOf(closer, 'posted'), 'the notifyAll')).posted, 2);
+    assert.equal(await withinLimit(here, 'the Promise wait here'), true);
+    mutex.unlock();
+    assert.deepEqual(await withinLimit(theirs, 'the blocked wait there'), { notified: true });
+    await Promise.all([blocked, closer].map(exited));
+    assert.deepEqual([registered(), pending()], [0, 0]);
+  });
+
+  it('notifyOne() posts one notification per waiter of any process; waits that time out, are aborted or are terminated withdraw', async () => {
+    const { file, memory } = family();
+    const { mutex, condition, word, registered, pending } = conditionIn(memory);
+    mutex.lock();
+    assert.equal(condition.wait(mutex, 20), false);
+    assert.equal(await condition.waitAsync(mutex, { timeout: 20 }), false);
+    const controller = new AbortController();
+    const aborted = condition.waitAsync(mutex, { signal: controller.signal });
+    controller.abort();
+    await assert.rejects(aborted, { name: 'AbortError' });
+    mutex.unlock();
+    assert.equal(word(), 0);
+
+    const waiting = familyAgent(file, 'condition-wait', 0, 'async');
+    const theirs = reportOf(waiting, 'notified');
+    await waitingIn(waiting, mutex);
+    mutex.lock();
+    Atomics.store(new Int32Array(memory.buffer, FAMILY.CLOSED, 1), 0, 1);
+    assert.equal(condition.notifyOne(), 1);
+    // Unless the other process claimed it already, its waiter has one pending, and one is the
+    // most a waiter is posted.
+    assert.equal(condition.notifyOne(), registered());
+    assert.ok(registered() <= 1 && pending() === registered());
+    mutex.unlock();
+    assert.deepEqual(await withinLimit(theirs, 'the other process to be notified'), { notified: true });
+    await exited(waiting);
+    assert.equal([registered(), pending()].join(), '0,0');
+    assert.equal(condition.notifyOne(), 0);
+
+    const worker = new Worker(
+      `const { workerData, parentPort } = require('node:worker_threads');
+       const { sharedMemory, Mutex, Condition } = require(workerData.lib);
+       const memory = sharedMemory(workerData.file, { create: false });
+       const mutex = new Mutex(memory, workerData.mutex);
+       mutex.lock();
+       parentPort.postMessage('waiting');
+       new Condition(memory, workerData.condition).wait(mutex);`,
+      { eval: true, workerData: { lib: path.join(__dirname, '..'), file, mutex: FAMILY.MUTEX, condition: FAMILY.CONDITION } },
+    );
+    await waitingIn(worker, mutex);
+    assert.equal(registered(), 1);
+    await withinLimit(worker.terminate(), 'worker.terminate() of a thread blocked on a region condition');
+    assert.deepEqual([registered(), pending()], [0, 0]);
+  });
+
+  it('a process killed while it waits stays counted: notifications posted for it go to the living, none is lost', async () => {
+    const { file, memory } = family();
+    const { mutex, condition, registered, pending } = conditionIn(memory);
+    const blocked = familyAgent(file, 'condition-wait', 0, 'sync');
+    await waitingIn(blocked, mutex);
+    blocked.kill('SIGKILL');
+    await exited(blocked);
+    assert.equal(registered(), 1);
+    mutex.lock();
+    assert.equal(condition.notifyOne(), 1);
+    // Posted before this wait began, for the dead waiter: not this wait's to claim.
+    assert.equal(condition.wait(mutex, 50), false);
+    const here = condition.waitAsync(mutex);
+    mutex.lock();
+    assert.deepEqual([registered(), pending()], [2, 1]);
+    // The next notify makes this wait eligible, and the pending one is enough for it.
+    assert.equal(condition.notifyOne(), 1);
+    mutex.unlock();
+    assert.equal(await withinLimit(here, 'the wait after the death'), true);
+    mutex.unlock();
+    assert.deepEqual([registered(), pending()], [1, 1]);
+  });
+
+  it('a Condition in sharedMemory() waits only with a Mutex there, refuses a corrupt word, and a Condition elsewhere may wait with a region Mutex', async () => {
+    const { memory } = family();
+    const { mutex, condition, word } = conditionIn(memory);
+    const privateMutex = new Mutex();
+    privateMutex.lock();
+    assert.throws(() => condition.wait(privateMutex, 1), { code: 'ERR_INVALID_ARG_TYPE' });
+    await assert.rejects(condition.waitAsync(privateMutex, { timeout: 1 }), { code: 'ERR_INVALID_ARG_TYPE' });
+    privateMutex.unlock();
+
+    Atomics.store(new Int32Array(memory.buffer, FAMILY.CONDITION, 1), 0, -1);
+    mutex.lock();
+    assert.throws(() => condition.wait(mutex, 1), { code: 'ERR_PARKLOCK_CORRUPT' });
+    assert.equal(mutex.isHeldByCurrentThread, true);
+    assert.equal(condition.notifyOne(), 0);
+    assert.equal(condition.notifyAll(), 0);
+    assert.equal(word(), -1);
+    mutex.unlock();
+
+    const local = new Condition();
+    mutex.lock();
+    const first = local.waitAsync(mutex);
+    mutex.lock();
+    const second = local.waitAsync(mutex);
+    mutex.lock();
+    assert.equal(local.notifyAll(), 2);
+    mutex.unlock();
+    assert.equal(await withinLimit(first, 'the first wait'), true);
+    mutex.unlock();
+    assert.equal(await withinLimit(second, 'the second wait'), true);
+    mutex.unlock();
   });
 });
 

@@ -157,8 +157,8 @@ TEST(ConditionTest, NotifyAllWhileHoldingTheMutexWakesTheOldestFewAndRequeuesThe
 // with, so that what notify_all() decides can be checked without racing the woken threads.
 class BlockedWaiterStandIn final : public Waiter {
  public:
-  explicit BlockedWaiterStandIn(MutexWord mutex)
-      : Waiter(current_thread_id(), Clock::now(), ConditionWord::request_for(mutex),
+  BlockedWaiterStandIn(ConditionWord condition, MutexWord mutex)
+      : Waiter(current_thread_id(), Clock::now(), condition.request_for(mutex),
                /*blocking=*/true) {}
   ~BlockedWaiterStandIn() override { parking_lot::cancel(*this); }
   void on_unparked(WakeToken token) noexcept override { tokens.push_back(token); }
@@ -171,7 +171,7 @@ TEST(ConditionTest, NotifyAllWithNoMoreWaitersThanItWakesFirstWakesThemAsNotifyO
   ASSERT_EQ(s.mutex().lock(self), MutexWord::LockStatus::kAcquired);
   std::vector<std::unique_ptr<BlockedWaiterStandIn>> waiters;
   for (std::size_t i = 0; i < ConditionWord::kWakeFirstOnRequeue; ++i) {
-    waiters.push_back(std::make_unique<BlockedWaiterStandIn>(s.mutex()));
+    waiters.push_back(std::make_unique<BlockedWaiterStandIn>(s.condition(), s.mutex()));
     s.condition().enqueue(*waiters.back());
   }
   EXPECT_EQ(s.condition().notify_all(), ConditionWord::kWakeFirstOnRequeue);
@@ -192,7 +192,7 @@ TEST(ConditionTest, NotifyAllWithMoreWaitersWakesTheOldestFewAsReleasedAndMovesT
   ASSERT_EQ(s.mutex().lock(self), MutexWord::LockStatus::kAcquired);
   std::vector<std::unique_ptr<BlockedWaiterStandIn>> waiters;
   for (std::size_t i = 0; i < ConditionWord::kWakeFirstOnRequeue + kMoved; ++i) {
-    waiters.push_back(std::make_unique<BlockedWaiterStandIn>(s.mutex()));
+    waiters.push_back(std::make_unique<BlockedWaiterStandIn>(s.condition(), s.mutex()));
     s.condition().enqueue(*waiters.back());
   }
   EXPECT_EQ(s.condition().notify_all(), ConditionWord::kWakeFirstOnRequeue + kMoved);

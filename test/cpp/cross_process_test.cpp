@@ -11,9 +11,12 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
+#include "condition.h"
 #include "futex.h"
 #include "latch.h"
+#include "mutex.h"
 #include "once.h"
 #include "semaphore.h"
 #include "temporary_region.h"
@@ -113,6 +116,127 @@ TEST_P(CrossProcessTest, ARunFinishedElsewhereReleasesTheOncesWaiter) {
   }
   done.notify_all();
   threads.JoinOrAbort();
+}
+
+// A region Mutex at the first word and a Condition on its own cache line after it.
+struct RegionCondition {
+  TemporaryRegion region{256};
+  std::int32_t* mutex_word = region.opened.words;
+  std::int32_t* condition_word = region.opened.words + 16;
+  MutexWord mutex{mutex_word};
+  ConditionWord condition{condition_word};
+  std::int32_t word() const {
+    return atomic_ref<std::int32_t>(*condition_word).load(std::memory_order_relaxed);
+  }
+  // A wait of the calling thread, holding the mutex as its region identity, as the binding does.
+  Outcome wait(Deadline deadline) {
+    const ThreadId self = shared_region::identity_at(mutex_word, current_thread_id());
+    EXPECT_EQ(mutex.lock(self), MutexWord::LockStatus::kAcquired);
+    const Outcome outcome = condition.wait(mutex, self, deadline);
+    if (outcome == Outcome::kAcquired || outcome == Outcome::kTimedOut ||
+        outcome == Outcome::kCorrupt) {
+      EXPECT_EQ(mutex.unlock(self), MutexWord::UnlockStatus::kUnlocked);
+    }
+    return outcome;
+  }
+};
+
+// What another process's notify posts: the epoch advanced, one more notification pending.
+std::int32_t notified_elsewhere(std::int32_t word) {
+  return ConditionWord::shared_word(ConditionWord::waiters_of(word),
+                                    ConditionWord::pending_of(word) + 1,
+                                    ConditionWord::epoch_of(word) + 1);
+}
+
+TEST_P(CrossProcessTest, ANotificationPostedElsewhereWakesABlockedConditionWait) {
+  RegionCondition shared;
+  ASSERT_NE(shared.region.opened.region, nullptr);
+  std::atomic<Outcome> outcome{Outcome::kPending};
+  ThreadGroup threads;
+  threads.Start([&] { outcome = shared.wait(Deadline::after_ms(kHangGuardMs)); });
+  ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(shared.condition_word) == 1; }));
+  // The waiter registered in the word, where the other process's notify finds it.
+  ASSERT_EQ(shared.word(), ConditionWord::shared_word(1, 0, 0));
+  change_elsewhere(shared.condition_word, notified_elsewhere(shared.word()), shared.condition_word);
+  threads.JoinOrAbort();
+  EXPECT_EQ(outcome, Outcome::kAcquired);
+  // It claimed the notification and its registration: nobody waits anywhere.
+  EXPECT_EQ(shared.word(), ConditionWord::shared_word(0, 0, 1));
+}
+
+TEST_P(CrossProcessTest, AWaitThatBeganAfterANotifyLeavesItToTheWaitersItWasFor) {
+  RegionCondition shared;
+  ASSERT_NE(shared.region.opened.region, nullptr);
+  // Another process's waiter, and then its notify, before this process's wait began.
+  atomic_ref<std::int32_t>(*shared.condition_word).store(ConditionWord::shared_word(1, 1, 1));
+  std::atomic<Outcome> outcome{Outcome::kPending};
+  ThreadGroup threads;
+  threads.Start([&] { outcome = shared.wait(Deadline::after_ms(kHangGuardMs)); });
+  ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(shared.condition_word) == 1; }));
+  // Longer than the relay's poll: had the wait claimed, the word would say so.
+  std::this_thread::sleep_for(cross_process::kOwnerPollInterval * 2);
+  EXPECT_EQ(outcome, Outcome::kPending);
+  EXPECT_EQ(shared.word(), ConditionWord::shared_word(2, 1, 1));
+  // The other waiter claims its notification; the next notify is this wait's.
+  atomic_ref<std::int32_t>(*shared.condition_word).store(ConditionWord::shared_word(1, 0, 1));
+  change_elsewhere(shared.condition_word, notified_elsewhere(shared.word()), shared.condition_word);
+  threads.JoinOrAbort();
+  EXPECT_EQ(outcome, Outcome::kAcquired);
+  EXPECT_EQ(shared.word(), ConditionWord::shared_word(0, 0, 2));
+}
+
+TEST(CrossProcessConditionTest, NotifiesMakeEveryWaiterEligibleAndPostUpToOneEach) {
+  RegionCondition shared;
+  ASSERT_NE(shared.region.opened.region, nullptr);
+  EXPECT_EQ(shared.condition.notify_one(), 0u);
+  EXPECT_EQ(shared.condition.notify_all(), 0u);
+  EXPECT_EQ(shared.word(), ConditionWord::kNoWaiters);
+  // Three waiters of other processes, one of which already has a notification.
+  atomic_ref<std::int32_t>(*shared.condition_word).store(ConditionWord::shared_word(3, 1, 7));
+  EXPECT_EQ(shared.condition.notify_one(), 1u);
+  EXPECT_EQ(shared.word(), ConditionWord::shared_word(3, 2, 8));
+  EXPECT_EQ(shared.condition.notify_all(), 3u);
+  EXPECT_EQ(shared.word(), ConditionWord::shared_word(3, 3, 9));
+  EXPECT_EQ(shared.condition.notify_one(), 1u);
+  EXPECT_EQ(shared.word(), ConditionWord::shared_word(3, 3, 10));
+  // The epoch wraps around.
+  atomic_ref<std::int32_t>(*shared.condition_word)
+      .store(ConditionWord::shared_word(1, 0, ConditionWord::kEpochs - 1));
+  EXPECT_EQ(shared.condition.notify_one(), 1u);
+  EXPECT_EQ(shared.word(), ConditionWord::shared_word(1, 1, 0));
+}
+
+TEST(CrossProcessConditionTest, AWaitThatTimesOutWithdrawsItsRegistration) {
+  RegionCondition shared;
+  ASSERT_NE(shared.region.opened.region, nullptr);
+  EXPECT_EQ(shared.wait(Deadline::after_ms(20)), Outcome::kTimedOut);
+  EXPECT_EQ(shared.word(), ConditionWord::kNoWaiters);
+  // Beside another process's waiter, only its own registration goes.
+  atomic_ref<std::int32_t>(*shared.condition_word).store(ConditionWord::shared_word(1, 0, 4));
+  EXPECT_EQ(shared.wait(Deadline::after_ms(20)), Outcome::kTimedOut);
+  EXPECT_EQ(shared.word(), ConditionWord::shared_word(1, 0, 4));
+  // A wait notes the epoch it registers in, as its request.
+  ConditionWord::AwaitStep step(shared.condition, shared.mutex, current_thread_id());
+  EXPECT_EQ(step.request(), 4);
+}
+
+TEST(CrossProcessConditionTest, ACorruptOrFullWordRefusesTheWaitAndKeepsTheMutexHeld) {
+  RegionCondition shared;
+  ASSERT_NE(shared.region.opened.region, nullptr);
+  const std::int32_t full = ConditionWord::shared_word(ConditionWord::kMostWaiters, 0, 0);
+  for (const std::int32_t bad :
+       {-1, ConditionWord::shared_word(1, 0, 0) + (2 << ConditionWord::kPendingShift),
+        1 << ConditionWord::kWaiterShift, full}) {
+    atomic_ref<std::int32_t>(*shared.condition_word).store(bad);
+    // wait() unlocks the mutex after kCorrupt: it was still held.
+    EXPECT_EQ(shared.wait(Deadline::after_ms(kHangGuardMs)), Outcome::kCorrupt) << bad;
+    EXPECT_EQ(shared.word(), bad);
+    EXPECT_EQ(parking_lot::queued_count(shared.condition_word), 0u);
+  }
+  atomic_ref<std::int32_t>(*shared.condition_word).store(-1);
+  EXPECT_EQ(shared.condition.notify_one(), 0u);
+  EXPECT_EQ(shared.condition.notify_all(), 0u);
+  EXPECT_EQ(shared.word(), -1);
 }
 
 INSTANTIATE_TEST_SUITE_P(WokenOrNot, CrossProcessTest, ::testing::Bool(),

@@ -16,8 +16,9 @@ const result: parklock.FutexWaitResult = futex.wait(words, 0, 1, 0);
 const timeout: typeof TimeoutError = TimeoutError;
 const region: parklock.SharedMemory = sharedMemory('/tmp/app.locks', { create: false });
 const regionSlots = new Semaphore(region, 0);
+const regionReady = new Condition(region, 8);
 // The CommonJS entry has no default export.
 // @ts-expect-error
 void parklock.default;
 
-export = { slots, rw, latch, once, barrier, condition, result, timeout, layouts, regionSlots };
+export = { slots, rw, latch, once, barrier, condition, result, timeout, layouts, regionSlots, regionReady };

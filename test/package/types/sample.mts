@@ -145,4 +145,6 @@ const regionLatch: Latch = Latch.init(region, 16, 2);
 Barrier.init(region, 24, 2);
 const regionBarrier = new Barrier(region, 24);
 const regionOnce = new Once(region, 32);
-void [regionBytes, holder, regionSlots.available, regionLatch.count, regionBarrier.parties, regionOnce.done];
+const regionCondition = new Condition(region, 40);
+const regionWait: Promise<boolean> = regionCondition.waitAsync(regionMutex, { timeout: 10 });
+void [regionBytes, holder, regionSlots.available, regionLatch.count, regionBarrier.parties, regionOnce.done, regionWait];
