@@ -192,6 +192,9 @@ class ConditionWord::AwaitStep final : public WaitStep {
       : condition_(condition), mutex_(mutex), self_(self), request_(condition.request_for(mutex)) {}
 
   std::int64_t request() const override { return request_; }
+  // The identity the mutex is re-acquired as, which a hand-off of the mutex writes into its word
+  // (in a region, the region identity the caller holds it as).
+  ThreadId acts_as() const noexcept override { return self_; }
   Outcome start(Waiter& waiter) override;
   Outcome resume(Waiter& waiter, WakeToken token) override;
   void abandon(Waiter& waiter, WakeToken token) noexcept override;

@@ -646,8 +646,24 @@ describe('a Semaphore, a Barrier, a Latch, a Once and a Condition across process
     assert.deepEqual([registered(), pending()], [1, 1]);
   });
 
+  it('a notified wait re-acquires the mutex from a holder killed with SIGKILL, with the report, as itself', async () => {
+    const { file, memory } = family();
+    const { mutex, condition, registered, pending } = conditionIn(memory);
+    mutex.lock();
+    const here = condition.waitAsync(mutex);
+    const holder = familyAgent(file, 'condition-hold');
+    await withinLimit(messageFrom(holder, (m) => m === 'holding'), 'the other process to notify and hold the mutex');
+    holder.kill('SIGKILL');
+    // The mutex is handed over by the owner-death recovery: the wait now holds it, as this thread.
+    await assert.rejects(withinLimit(here, 'the wait after the death'), { code: 'ERR_PARKLOCK_OWNER_DIED' });
+    assert.equal(mutex.isHeldByCurrentThread, true);
+    mutex.unlock();
+    assert.deepEqual([registered(), pending()], [0, 0]);
+    await exited(holder);
+  });
+
   it('a Condition in sharedMemory() waits only with a Mutex there, refuses a corrupt word, and a Condition elsewhere may wait with a region Mutex', async () => {
-    const { memory } = family();
+    const { file, memory } = family();
     const { mutex, condition, word } = conditionIn(memory);
     const privateMutex = new Mutex();
     privateMutex.lock();
@@ -676,6 +692,31 @@ describe('a Semaphore, a Barrier, a Latch, a Once and a Condition across process
     mutex.unlock();
     assert.equal(await withinLimit(second, 'the second wait'), true);
     mutex.unlock();
+
+    // More blocked waits than notifyAll() wakes at once: it moves the rest onto the held region
+    // mutex, whose unlocks hand it to each as the region identity it waits as.
+    const go = new Int32Array(new SharedArrayBuffer(4));
+    const workers = Array.from({ length: 8 }, () => new Worker(
+      `const { workerData, parentPort } = require('node:worker_threads');
+       const { sharedMemory, Mutex, Condition } = require(workerData.lib);
+       const mutex = new Mutex(sharedMemory(workerData.file, { create: false }), workerData.mutex);
+       const condition = new Condition(workerData.condition);
+       const go = new Int32Array(workerData.go);
+       mutex.lock();
+       parentPort.postMessage('waiting');
+       while (Atomics.load(go, 0) === 0) condition.wait(mutex);
+       mutex.unlock();
+       parentPort.postMessage('done');`,
+      { eval: true, workerData: { lib: path.join(__dirname, '..'), file, mutex: FAMILY.MUTEX, condition: local, go: go.buffer } },
+    ));
+    await withinLimit(Promise.all(workers.map((w) => messageFrom(w, (m) => m === 'waiting'))), 'the workers to wait');
+    await waitFor(() => local.waiting === 8, 'every worker to wait');
+    mutex.lock();
+    Atomics.store(go, 0, 1);
+    assert.equal(local.notifyAll(), 8);
+    mutex.unlock();
+    await withinLimit(Promise.all(workers.map((w) => messageFrom(w, (m) => m === 'done'))), 'every worker to unlock');
+    await Promise.all(workers.map((w) => w.terminate()));
   });
 });
 
