@@ -39,14 +39,15 @@
 // behind: notifications posted for them go to other eligible waiters, which may then wake
 // without being meant (a spurious wake-up, which a wait in a loop that re-checks its predicate
 // absorbs); none is lost. A word counting kMostWaiters waits, which only such leaks come near,
-// refuses further waits as corrupt. A waiter that sees 1024 notifies go by without claiming one
-// takes the next; a notify made without holding the mutex may come between a waiter's look at
-// the epoch and its registration, and that waiter may then claim its notification.
+// refuses further waits as corrupt. A waiter that has seen a multiple of 1024 notifies go by
+// without claiming finds its own epoch again, and waits for the next notify; a notify made
+// without holding the mutex may come between a waiter's look at the epoch and its registration,
+// and that waiter may then claim its notification.
 //
-// Waiting: queue on the condition's address (declaring the mutex as the waiter's request()), then
-// release the mutex, then sleep; a notifier that holds the mutex therefore always finds the
-// waiter queued. On waking, re-acquire the mutex; the wait returns with it held, even after a
-// timeout.
+// Waiting: queue on the condition's address (declaring the mutex, or on a shared word the epoch,
+// as the waiter's request()), then release the mutex, then sleep; a notifier that holds the mutex
+// therefore always finds the waiter queued. On waking, re-acquire the mutex; the wait returns with
+// it held, even after a timeout.
 //
 // The mutex is recorded by the waiters (request()), in process memory, not in the condition's
 // word as Rust's Condvar records it: JavaScript can write anything into shared memory, and

@@ -80,15 +80,16 @@ class Condition extends Primitive {
     );
   }
 
-  // Wakes the longest waiter; returns the number woken (0 or 1). In sharedMemory(): posts a
-  // notification for a waiter in any process, returning 1, or 0 if each already has one.
+  // Wakes the longest waiter; returns the number woken (0 or 1). In sharedMemory(): posts one
+  // notification for the waits of every process that began before it (up to one per wait),
+  // returning 1, or 0 if nobody waits.
   notifyOne() {
     if (noWaiters(this.#word)) return 0;
     return native.conditionNotifyOne(handleOf(this));
   }
 
   // Wakes every waiter (moving them onto the mutex's queue while it is held); returns how many.
-  // In sharedMemory(): how many notifications it posted, for the waiters of every process.
+  // In sharedMemory(): one notification for each wait of every process, returning how many.
   notifyAll() {
     if (noWaiters(this.#word)) return 0;
     return native.conditionNotifyAll(handleOf(this));

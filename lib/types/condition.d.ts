@@ -16,13 +16,13 @@ export class Condition extends CrossProcessPrimitive<[]> {
   /** As every primitive's; a cancelled wait rejects once it holds the mutex again. */
   cancelPendingWaits(reason?: unknown): number;
   /**
-   * -> number of waiters woken (0 or 1). In sharedMemory(): 1 if it posted a notification for a
-   * waiter in any process, 0 if each already has one.
+   * -> number of waiters woken (0 or 1). In sharedMemory(): 1 if any process has a waiter, for
+   * one of which (among the waits begun before the call) it posts a notification.
    */
   notifyOne(): number;
   /**
-   * -> number of waiters woken or moved onto the mutex. In sharedMemory(): how many
-   * notifications it posted.
+   * -> number of waiters woken or moved onto the mutex. In sharedMemory(): the waits of every
+   * process, each of which it posts a notification.
    */
   notifyAll(): number;
 }

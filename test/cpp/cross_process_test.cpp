@@ -139,6 +139,11 @@ struct RegionCondition {
     }
     return outcome;
   }
+  // Starts a wait() on `threads`, with the hang guard for its deadline; true once it is queued.
+  bool start_wait(ThreadGroup& threads, std::atomic<Outcome>& outcome) {
+    threads.Start([this, &outcome] { outcome = wait(Deadline::after_ms(kHangGuardMs)); });
+    return WaitUntil([this] { return parking_lot::queued_count(condition_word) == 1; });
+  }
 };
 
 // What another process's notify posts: the epoch advanced, one more notification pending.
@@ -153,8 +158,7 @@ TEST_P(CrossProcessTest, ANotificationPostedElsewhereWakesABlockedConditionWait)
   ASSERT_NE(shared.region.opened.region, nullptr);
   std::atomic<Outcome> outcome{Outcome::kPending};
   ThreadGroup threads;
-  threads.Start([&] { outcome = shared.wait(Deadline::after_ms(kHangGuardMs)); });
-  ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(shared.condition_word) == 1; }));
+  ASSERT_TRUE(shared.start_wait(threads, outcome));
   // The waiter registered in the word, where the other process's notify finds it.
   ASSERT_EQ(shared.word(), ConditionWord::shared_word(1, 0, 0));
   change_elsewhere(shared.condition_word, notified_elsewhere(shared.word()), shared.condition_word);
@@ -171,8 +175,7 @@ TEST_P(CrossProcessTest, AWaitThatBeganAfterANotifyLeavesItToTheWaitersItWasFor)
   atomic_ref<std::int32_t>(*shared.condition_word).store(ConditionWord::shared_word(1, 1, 1));
   std::atomic<Outcome> outcome{Outcome::kPending};
   ThreadGroup threads;
-  threads.Start([&] { outcome = shared.wait(Deadline::after_ms(kHangGuardMs)); });
-  ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(shared.condition_word) == 1; }));
+  ASSERT_TRUE(shared.start_wait(threads, outcome));
   // Longer than the relay's poll: had the wait claimed, the word would say so.
   std::this_thread::sleep_for(cross_process::kOwnerPollInterval * 2);
   EXPECT_EQ(outcome, Outcome::kPending);
