@@ -18,27 +18,32 @@ const CONDITION = 64;
 const TURN = 128;
 const BYTES = 192;
 
+// Takes `rounds` turns; returns the times (hrtime) at which this party had the turn back at the
+// start of its second round and of its last.
 function takeTurns(memory, me, rounds) {
   const mutex = new Mutex(memory, MUTEX);
   const condition = new Condition(memory, CONDITION);
   const turn = new Int32Array(memory instanceof SharedArrayBuffer ? memory : memory.buffer, TURN, 1);
+  const times = [];
   for (let i = 0; i < rounds; i++) {
     mutex.lock();
     while (Atomics.load(turn, 0) !== me) condition.wait(mutex);
+    if (i === 1 || i === rounds - 1) times.push(process.hrtime.bigint());
     Atomics.store(turn, 0, 1 - me);
     condition.notifyOne();
     mutex.unlock();
   }
+  return times;
 }
 
 // Microseconds per round trip, this thread playing party 0 against `start(rounds)`'s party 1.
+// Timed from the first turn the other party passed back, so that its start-up is not counted:
+// `rounds` round trips lie between the second round and the last of rounds + 2.
 async function measure(memory, rounds, start) {
-  const other = start(rounds);
-  const began = process.hrtime.bigint();
-  takeTurns(memory, 0, rounds);
-  const micros = Number(process.hrtime.bigint() - began) / 1000 / rounds;
+  const other = start(rounds + 2);
+  const [first, last] = takeTurns(memory, 0, rounds + 2);
   await new Promise((resolve) => other.once('exit', resolve));
-  return micros;
+  return Number(last - first) / 1000 / rounds;
 }
 
 function acrossProcesses(rounds) {

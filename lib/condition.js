@@ -30,12 +30,12 @@ const CONDITION = vocabulary({
   notOwner: NOT_OWNER,
 });
 
-// A condition that other processes notify must be waited on with a mutex they hold too:
-// otherwise a notification could come between the check of the predicate and the wait.
 // The hint bit is clear: nobody waits, in any process (in sharedMemory() the rest of the word
 // counts notifies, which do not concern a notify that finds nobody).
 const noWaiters = (word) => (Atomics.load(word, 0) & MAY_HAVE_WAITERS) === NO_WAITERS;
 
+// A condition that other processes notify must be waited on with a mutex they hold too:
+// otherwise a notification could come between the check of the predicate and the wait.
 function heldMutexHandle(condition, mutex) {
   if (!isMutex(mutex)) throw invalidArgType('mutex', 'an instance of Mutex', mutex);
   if (acrossProcesses(condition) && !isRegionMutex(mutex)) {
