@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "cross_process.h"
-
 namespace parklock {
 
 const WaitSite ConditionWord::kWaitSite{"condition", &key_is_address, nullptr, nullptr,
@@ -65,7 +63,7 @@ std::optional<LockWatch> ConditionWord::AwaitStep::watch(const Waiter& waiter) c
 }
 
 std::size_t ConditionWord::notify_one() noexcept {
-  if (shared()) return post(/*all=*/false);
+  if (shared_) return post(/*all=*/false);
   const UnparkInfo info = parking_lot::unpark_one(address(), [this](const UnparkInfo& info) {
     if (!info.has_more) word().store(kNoWaiters, std::memory_order_relaxed);
     return kNotified;
@@ -74,7 +72,7 @@ std::size_t ConditionWord::notify_one() noexcept {
 }
 
 std::size_t ConditionWord::notify_all() noexcept {
-  if (shared()) return post(/*all=*/true);
+  if (shared_) return post(/*all=*/true);
   for (;;) {
     // The oldest waiter's mutex, looked at under the bucket lock; a stale hint is cleared there
     // if nobody is queued.
@@ -129,23 +127,18 @@ std::size_t ConditionWord::notify_all() noexcept {
 }
 
 bool ConditionWord::enqueue(Waiter& waiter) {
-  const bool across = shared();
   return parking_lot::enqueue(
       address(), waiter,
-      [this, across] {
-        if (across) return register_waiter();
+      [this] {
+        if (shared_) return register_waiter();
         mark_may_have_waiters();
         return true;
       },
       &kWaitSite);
 }
 
-bool ConditionWord::shared() const noexcept {
-  return cross_process::is_shared(address());
-}
-
 std::int64_t ConditionWord::request_for(MutexWord mutex) const noexcept {
-  if (shared()) return epoch_of(word().load(std::memory_order_relaxed));
+  if (shared_) return epoch_of(word().load(std::memory_order_relaxed));
   return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(mutex.address()));
 }
 
@@ -213,9 +206,8 @@ void ConditionWord::look_again(const void* address) noexcept {
 
 bool ConditionWord::cancel(Waiter& waiter, MutexWord mutex,
                            parking_lot::Wakeups* deferred) noexcept {
-  const bool across = shared();
-  const auto condition_left = [this, across](bool queue_empty) {
-    if (across) {
+  const auto condition_left = [this](bool queue_empty) {
+    if (shared_) {
       withdraw();
     } else {
       on_waiter_left(queue_empty);

@@ -67,6 +67,7 @@
 #include <optional>
 
 #include "atomic_ref.h"
+#include "cross_process.h"
 #include "deadline.h"
 #include "int32_words.h"
 #include "mutex.h"
@@ -115,7 +116,8 @@ class ConditionWord : public Int32Words<1> {
            (waiters_of(word) != 0 && (word & kMayHaveWaiters) == 0);
   }
 
-  explicit ConditionWord(std::int32_t* word) noexcept : word_(word) {}
+  explicit ConditionWord(std::int32_t* word) noexcept
+      : word_(word), shared_(cross_process::is_shared(word)) {}
 
   class AwaitStep;
 
@@ -169,7 +171,6 @@ class ConditionWord : public Int32Words<1> {
 
   // The shared word's side (above), each one CAS; register_waiter() and withdraw() run under the
   // bucket lock of the waiter's queueing or departure.
-  bool shared() const noexcept;
   bool register_waiter() noexcept;
   void withdraw() noexcept;
   // Advances the epoch and posts one notification (`all`: one for each waiter); returns 1 (`all`:
@@ -179,6 +180,7 @@ class ConditionWord : public Int32Words<1> {
   void claim_pending() noexcept;
 
   std::int32_t* word_;
+  bool shared_;  // in memory other processes share: the word counts (above)
 };
 
 // One wait on a condition, in two phases. Queued on the condition until notified (or cancelled),

@@ -3,10 +3,10 @@
 #include <cmath>
 #include <limits>
 
+#include "cross_process.h"
 #include "errors.h"
 #include "exports.h"
 #include "futex.h"
-#include "shared_region.h"
 #include "wait_calls.h"
 
 namespace parklock::binding {
@@ -17,7 +17,7 @@ namespace {
 // could not reach without waking more than `count` (addon/futex.h).
 const std::int32_t* futex_word(const Napi::CallbackInfo& info) {
   const std::int32_t* word = shared_words(info, 0, 1);
-  if (shared_region::any_mapped() && shared_region::region_at(word) != nullptr) {
+  if (cross_process::is_shared(word)) {
     throw_error(info.Env(), "ERR_PARKLOCK_UNSUPPORTED",
                 "futex does not wait across processes: its words cannot lie in sharedMemory()");
   }
