@@ -41,7 +41,8 @@
 // no upgradable hold is, so the two never meet. A draining writer that gives up clears the bit and,
 // in the same step, grants the waiters it kept out.
 //
-// Owner death: see rwlock_owner_death.cpp.
+// Owner death: see rwlock_owner_death.cpp. In memory other processes share, nobody grants: see
+// rwlock_across_processes.cpp.
 //
 // Self-deadlock: any blocking acquisition by the thread holding the write lock or the upgradable
 // read lock is refused (kAlreadyHeld) where it would have to wait, also when one of its own
@@ -61,12 +62,14 @@
 
 namespace parklock {
 
-Attempt RwLockWords::try_acquire_or_mark(Mode mode, ThreadId self, std::int32_t seen) {
+Attempt RwLockWords::try_acquire_or_mark(Mode mode, ThreadId self, std::int32_t seen, bool woken) {
   if (is_corrupt(seen)) return Attempt::kCorrupt;
-  if (available(mode, seen)) {
-    const std::int32_t mine = mode == Mode::kExclusive ? kWriter
-                              : mode == Mode::kShared  ? seen + kOneReader
-                                                       : seen + kUpgradable + kOneReader;
+  const std::int32_t past = woken ? kParked : 0;
+  if (available(mode, seen & ~past)) {
+    const std::int32_t mine = (mode == Mode::kExclusive ? kWriter
+                               : mode == Mode::kShared  ? seen + kOneReader
+                                                        : seen + kUpgradable + kOneReader) |
+                              past;
     if (!state().compare_exchange_weak(seen, mine, std::memory_order_acquire,
                                        std::memory_order_relaxed)) {
       return Attempt::kRetry;
@@ -155,6 +158,10 @@ RwLockWords::UnlockStatus RwLockWords::unlock_shared_slow() noexcept {
     if ((seen & kWriter) != 0 || readers_of(seen) == 0) return UnlockStatus::kNotOwner;
     // The only read hold left is the upgradable one, which unlock_upgradable() releases.
     if (readers_of(seen) == 1 && (seen & kUpgradable) != 0) return UnlockStatus::kNotOwner;
+    if (in_region()) {
+      release_in_region(kOneReader);
+      return UnlockStatus::kUnlocked;
+    }
     // During a drain nothing is granted: the lock goes to the draining writer.
     if (readers_of(seen) == 1 && (seen & (kParked | kDraining)) == kParked) break;
     if (state().compare_exchange_weak(seen, seen - kOneReader, std::memory_order_release,
@@ -174,6 +181,11 @@ RwLockWords::UnlockStatus RwLockWords::unlock_shared_slow() noexcept {
 
 void RwLockWords::release_and_grant(std::int32_t released, ThreadId ended,
                                     parking_lot::Wakeups* deferred) noexcept {
+  // (A recovery, the only caller with an `ended` writer, never comes here for a region lock.)
+  if (in_region()) {
+    release_in_region(released, deferred);
+    return;
+  }
   const bool drained = with_release_grant(released, ended, [&](const parking_lot::Grant& grant) {
     parking_lot::unpark_filter(address(), grant, deferred);
   });
@@ -272,7 +284,7 @@ bool RwLockWords::with_release_grant(std::int32_t released, ThreadId ended,
 }
 
 Outcome RwLockWords::lock_or_enqueue(ThreadId self, Waiter& waiter, ThreadId* ended_owner,
-                                     Deadline deadline) {
+                                     Deadline deadline, bool woken) {
   const std::int64_t request = waiter.request();
   const Mode mode = request == kSharedRequest ? Mode::kShared
                     : request > 0             ? Mode::kExclusive
@@ -289,7 +301,7 @@ Outcome RwLockWords::lock_or_enqueue(ThreadId self, Waiter& waiter, ThreadId* en
       spin_pause(spins++);
       continue;
     }
-    const Attempt attempt = try_acquire_or_mark(mode, self, seen);
+    const Attempt attempt = try_acquire_or_mark(mode, self, seen, woken);
     if (attempt == Attempt::kRetry) continue;
     if (attempt == Attempt::kAcquired) return Outcome::kAcquired;
     if (attempt == Attempt::kCorrupt) return Outcome::kCorrupt;
@@ -338,7 +350,8 @@ void RwLockWords::abandon_wake(ThreadId self, WakeToken token) noexcept {
 }
 
 const WaitSite RwLockWords::kWaitSite{"rwlock", &key_is_address, &RwLockWords::holder_at,
-                                      &RwLockWords::recover_from_ended_owner};
+                                      &RwLockWords::recover_from_ended_owner,
+                                      &RwLockWords::look_again};
 
 ThreadId RwLockWords::holder_at(const void* address) noexcept {
   const RwLockWords words(const_cast<std::int32_t*>(static_cast<const std::int32_t*>(address)));
@@ -348,6 +361,11 @@ ThreadId RwLockWords::holder_at(const void* address) noexcept {
 }
 
 bool RwLockWords::cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept {
+  // In a region a departure owes nothing (rwlock_across_processes.cpp).
+  if (in_region()) {
+    return parking_lot::cancel(
+        waiter, [](const void*) -> const parking_lot::Grant* { return nullptr; }, deferred);
+  }
   bool removed = false;
   with_release_grant(0, kNoThread, [&](const parking_lot::Grant& on_leave) {
     removed = parking_lot::cancel(

@@ -24,9 +24,11 @@
 // Values never written, reported as corrupt: a negative state; the writer bit together with a
 // reader count, the upgradable bit or the draining bit; the upgradable bit without a reader; and
 // "parked" alone (a free lock with waiters: the release that frees a lock always grants it to the
-// oldest waiter in the same step).
+// oldest waiter in the same step, or in memory other processes share, clears the bit).
 //
-// The protocol (who writes what, the drain, owner death) is described in rwlock.cpp. JavaScript
+// The protocol (who writes what, the drain, owner death) is described in rwlock.cpp; in memory
+// other processes share (shared_region.h) waiters compete instead of being granted the lock, as
+// rwlock_across_processes.cpp describes. JavaScript
 // runs the fast paths itself with Atomics on the same words (lib/rwlock.js, lib/rwlock_words.js),
 // using the layout constants the binding exports.
 #pragma once
@@ -72,13 +74,15 @@ class RwLockWords : public Int32Words<2> {
   }
 
   // Tokens a waiter receives: the lock was handed to it in the requested mode; a writer became
-  // the draining writer; or (the draining writer) the readers it waits for have left.
+  // the draining writer; (the draining writer) the readers it waits for have left; or, in memory
+  // other processes share, the word changed: look at it again and compete.
   enum Wake : WakeToken {
     kGrantedShared = 3 * kTokenSpaceSize,
     kGrantedExclusive,
     kGrantedUpgradable,
     kReadersLeft,
-    kGrantedDrain
+    kGrantedDrain,
+    kLookAgain
   };
 
   // kOwnerDied: acquired (in the requested mode), and the previous writer had ended holding the
@@ -251,8 +255,19 @@ class RwLockWords : public Int32Words<2> {
   // keeps the lock taken, may pass `grant` false: a release of that hold grants them later.
   void end_drain(parking_lot::Wakeups* deferred = nullptr, bool grant = true) noexcept;
 
-  // Where the draining writer waits: the owner word, a key of its own.
+  // Where the draining writer waits: the owner word, a key of its own; in memory other processes
+  // share, the lock's own queue (rwlock_across_processes.cpp).
   const void* drain_key() const noexcept { return words_ + kOwnerIndex; }
+  const void* drain_wait_key() const noexcept;
+
+  // --- Across processes (rwlock_across_processes.cpp) ---
+
+  // Whether the words lie in a region other processes map (cross_process.h).
+  bool in_region() const noexcept;
+
+  // The WaitSite::look_again of RWLock waiters: wakes every waiter of this process on the lock at
+  // `address` to look at the word again (kLookAgain).
+  static void look_again(const void* address) noexcept;
 
   // --- Lock waits and giving up ---
 
@@ -260,10 +275,11 @@ class RwLockWords : public Int32Words<2> {
   // exclusive_request(self) or upgradable_request(self)): acquires now (kAcquired;
   // kOwnerDied from a writer that ended), or queues `waiter`, whose wake-up is then the grant, or
   // for a writer the drain (kGrantedDrain: go on with drain_or_enqueue()) (kPending); kTimedOut
-  // once `deadline` has passed (nothing left marked for it); kCorrupt.
+  // once `deadline` has passed (nothing left marked for it); kCorrupt. In a region every wake-up
+  // is kLookAgain, after which the waiter runs this step again with `woken` set.
   // Spins first only for a blocking waiter; never sleeps.
   Outcome lock_or_enqueue(ThreadId self, Waiter& waiter, ThreadId* ended_owner = nullptr,
-                          Deadline deadline = Deadline::never());
+                          Deadline deadline = Deadline::never(), bool woken = false);
 
   // A lock wait in one Mode as a WaitStep (wait_step.h), blocking or Promise (rwlock_steps.h).
   class LockStep;
@@ -371,7 +387,15 @@ class RwLockWords : public Int32Words<2> {
     const std::int32_t seen = state().load(std::memory_order_relaxed);
     return (seen & kParked) != 0 && is_held(seen) && !is_corrupt(seen);
   }
-  Attempt try_acquire_or_mark(Mode mode, ThreadId self, std::int32_t seen);
+  // `woken`: the waiter was woken to look again (kLookAgain), and may take the lock past the
+  // parked bit, which it then keeps set (rwlock_across_processes.cpp).
+  Attempt try_acquire_or_mark(Mode mode, ThreadId self, std::int32_t seen, bool woken = false);
+
+  // In a region: gives back `released` (as release_and_grant() takes it) by CAS, clearing the
+  // parked bit if that frees the lock, and wakes every waiter here, and other processes' relays,
+  // to look again (wake-ups to `deferred` if given). Gives back nothing and wakes nobody for 0.
+  void release_in_region(std::int32_t released, parking_lot::Wakeups* deferred = nullptr) noexcept;
+  static void wake_to_look_again(const void* address, parking_lot::Wakeups* deferred) noexcept;
 
   // Gives up the write hold of `self`, keeping `keep` (0, or kOneReader for a downgrade): checks
   // ownership, clears the owner word FIRST (so a writer that acquires right after never has its id

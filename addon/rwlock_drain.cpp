@@ -35,6 +35,8 @@ Attempt RwLockWords::take_drained(ThreadId self) noexcept {
 
 Outcome RwLockWords::drain_or_enqueue(ThreadId self, Waiter& waiter, Deadline deadline) {
   const auto must_wait = [this] { return must_wait_for_readers(); };
+  // In a region the drain waits on the lock's queue, whose wake-ups reach it from any process.
+  const WaitSite* site = in_region() ? &kWaitSite : &kDrainSite;
   for (;;) {
     switch (take_drained(self)) {
       case Attempt::kAcquired:
@@ -50,7 +52,7 @@ Outcome RwLockWords::drain_or_enqueue(ThreadId self, Waiter& waiter, Deadline de
       end_drain();
       return Outcome::kTimedOut;
     }
-    if (parking_lot::enqueue(drain_key(), waiter, must_wait, &kDrainSite)) return Outcome::kPending;
+    if (parking_lot::enqueue(drain_wait_key(), waiter, must_wait, site)) return Outcome::kPending;
   }
 }
 

@@ -15,9 +15,12 @@
 // again, so the report is never lost (a reader giving one away just releases its hold). An
 // upgradable read hold whose thread ended is released (a read hold changed nothing), by whoever
 // finds it on the slow path or by the end of that thread. Plain read holds are not recorded per
-// thread, so a reader that ends holding one is not detected.
+// thread, so a reader that ends holding one is not detected. In memory other processes share the
+// owner word names region identities, which end with their process (shared_region.h); there the
+// waiters take a lock over themselves (rwlock_across_processes.cpp).
 #include "owner_death.h"
 #include "rwlock.h"
+#include "shared_region.h"
 
 namespace parklock {
 
@@ -39,7 +42,7 @@ bool RwLockWords::take_from_ended_owner(Mode mode, ThreadId self, ThreadId* ende
   // read lock (a holder clears it before releasing, and stores it only after taking its bit), and
   // an ended thread never releases: so an owner word naming an ended thread means that thread
   // holds the lock, and one CAS of the owner word away from that name decides who takes it over.
-  if (holder == self || !thread_ended(holder)) return false;
+  if (holder == self || !shared_region::owner_ended(address(), holder)) return false;
   const ThreadId claimed = mode == Mode::kShared ? kNoThread : self;
   if (!owner().compare_exchange_strong(holder, claimed, std::memory_order_acquire,
                                        std::memory_order_relaxed)) {
@@ -71,6 +74,11 @@ void RwLockWords::recover_from_ended_owner(const void* address, ThreadId ended) 
   // Without the parked bit nobody waits: the next thread that wants the lock takes it over.
   const std::int32_t seen = lock.state().load(std::memory_order_acquire);
   if ((seen & kParked) == 0) return;
+  // In a region nobody grants: the waiters here look again, and take the lock over themselves.
+  if (lock.in_region()) {
+    if (holder_at(address) == ended) look_again(address);
+    return;
+  }
   if ((seen & kUpgradable) != 0) {
     lock.release_ended_upgrader(kNoThread);
     return;

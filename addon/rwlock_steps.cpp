@@ -51,9 +51,18 @@ Outcome RwLockWords::LockStep::start(Waiter& waiter) {
 
 // A wake-up on the lock's queue is a grant: the state already counts this waiter, and the grant
 // may carry the writer that ended holding the lock. A writer granted the drain waits on as the
-// draining writer, whose wake-ups mean "look again".
+// draining writer, whose wake-ups mean "look again". In a region every wake-up means "look
+// again" (rwlock_across_processes.cpp): the waiter competes, or the draining writer looks at the
+// readers.
 Outcome RwLockWords::LockStep::resume(Waiter& waiter, WakeToken token) {
-  if (is_drain_wake(token)) {
+  if (token == kLookAgain && !draining_) {
+    ThreadId ended = kNoThread;
+    const Outcome outcome =
+        lock_.lock_or_enqueue(self_, waiter, &ended, deadline(), /*woken=*/true);
+    set_ended_owner(ended);
+    return outcome;
+  }
+  if (is_drain_wake(token) || token == kLookAgain) {
     draining_ = true;
     return lock_.drain_or_enqueue(self_, waiter, deadline());
   }
@@ -61,9 +70,10 @@ Outcome RwLockWords::LockStep::resume(Waiter& waiter, WakeToken token) {
   return ended_owner() == kNoThread ? Outcome::kAcquired : Outcome::kOwnerDied;
 }
 
-// A drain's wake-up obliges nothing, but the drain must end: it keeps readers out.
+// A drain's wake-up obliges nothing, but the drain must end: it keeps readers out. A wake-up to
+// look again obliges nothing (every waiter of this process was woken with it).
 void RwLockWords::LockStep::abandon(Waiter& /*waiter*/, WakeToken token) noexcept {
-  if (is_drain_wake(token)) {
+  if (is_drain_wake(token) || (token == kLookAgain && draining_)) {
     lock_.end_drain();
   } else {
     lock_.abandon_wake(self_, token);

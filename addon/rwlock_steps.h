@@ -17,6 +17,7 @@ class RwLockWords::LockStep : public WaitStep {
   LockStep(RwLockWords lock, Mode mode, ThreadId self) noexcept
       : lock_(lock), mode_(mode), self_(self) {}
   std::int64_t request() const override;
+  ThreadId acts_as() const noexcept override { return self_; }
   Outcome start(Waiter& waiter) override;
   Outcome resume(Waiter& waiter, WakeToken token) override;
   void abandon(Waiter& waiter, WakeToken token) noexcept override;

@@ -3,6 +3,7 @@
 #include "owner_death.h"
 #include "rwlock.h"
 #include "rwlock_steps.h"
+#include "shared_region.h"
 
 namespace parklock {
 
@@ -47,7 +48,9 @@ void RwLockWords::release_upgradable_hold() noexcept {
 bool RwLockWords::release_ended_upgrader(ThreadId self) noexcept {
   if ((state().load(std::memory_order_acquire) & kUpgradable) == 0) return false;
   ThreadId holder = owner().load(std::memory_order_acquire);
-  if (holder == kNoThread || holder == self || !thread_ended(holder)) return false;
+  if (holder == kNoThread || holder == self || !shared_region::owner_ended(address(), holder)) {
+    return false;
+  }
   // The same claim as take_from_ended_owner(): one CAS away from the ended thread's name.
   if (!owner().compare_exchange_strong(holder, kNoThread, std::memory_order_acquire,
                                        std::memory_order_relaxed)) {

@@ -3,6 +3,7 @@
 #include "errors.h"
 #include "exports.h"
 #include "handle.h"
+#include "region_identity.h"
 #include "rwlock_steps.h"
 #include "wait_calls.h"
 
@@ -22,7 +23,8 @@ struct Lock {
   static constexpr std::size_t kLastArg = 1;
   // The handle, which the pending wait's record holds through the RWLock, keeps the words valid.
   static auto arguments(const Napi::CallbackInfo& info, ThreadId self) {
-    return std::make_tuple(RwLockWords(words_of(info, 0, RwLockWords::kWordCount)), kMode, self);
+    const RwLockWords lock(words_of(info, 0, RwLockWords::kWordCount));
+    return std::make_tuple(lock, kMode, acting_thread(info.Env(), lock.address(), self));
   }
 };
 
@@ -33,7 +35,8 @@ struct Upgrade {
   using Step = RwLockWords::UpgradeStep;
   static constexpr std::size_t kLastArg = 1;
   static auto arguments(const Napi::CallbackInfo& info, ThreadId self) {
-    return std::make_tuple(RwLockWords(words_of(info, 0, RwLockWords::kWordCount)), self);
+    const RwLockWords lock(words_of(info, 0, RwLockWords::kWordCount));
+    return std::make_tuple(lock, acting_thread(info.Env(), lock.address(), self));
   }
 };
 
@@ -50,7 +53,8 @@ Napi::Value take_over(const Napi::CallbackInfo& info) {
                                   : Mode::kUpgradable;
   ThreadContext& context = ThreadContext::of(info.Env());
   ThreadId ended = kNoThread;
-  const Outcome outcome = lock.try_lock_from_ended(mode, context.thread(), &ended);
+  const Outcome outcome = lock.try_lock_from_ended(
+      mode, acting_thread(info.Env(), lock.address(), context.thread()), &ended);
   if (outcome == Outcome::kTimedOut) return Napi::Number::New(info.Env(), 0);
   return context.settled_value(info.Env(), outcome, ended);
 }
@@ -83,7 +87,9 @@ Napi::Value released(Napi::Env env, RwLockWords::UnlockStatus status) {
 // thread does not hold the write lock; throws if the state is corrupt.
 Napi::Value downgrade(const Napi::CallbackInfo& info) {
   RwLockWords lock(words_of(info, 0, RwLockWords::kWordCount));
-  return released(info.Env(), lock.downgrade(ThreadContext::of(info.Env()).thread()));
+  const ThreadId self =
+      acting_thread(info.Env(), lock.address(), ThreadContext::of(info.Env()).thread());
+  return released(info.Env(), lock.downgrade(self));
 }
 
 // rwlockReleaseUpgradableSlow(handle) -> true; throws if the state is corrupt. JavaScript comes

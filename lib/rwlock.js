@@ -8,9 +8,11 @@
 // FIFO order. Readers are counted, not named: lock() by a thread holding a plain read lock waits
 // forever, undetected; the upgradable read lock is the way to turn a read into a write. A write
 // lock whose holder's thread ended is taken over by the next acquirer, with an OwnerDiedError; an
-// upgradable read lock whose holder's thread ended is released.
+// upgradable read lock whose holder's thread ended is released. In sharedMemory() the same holds
+// across processes (a holder's process that ended counts as its thread ending), but waiters
+// compete on each release instead of being served in order (addon/rwlock_across_processes.cpp).
 const native = require('./native');
-const { Primitive, wordsOf, handleOf, definePrimitive } = require('./primitive');
+const { Primitive, wordsOf, handleOf, definePrimitive, acrossProcesses } = require('./primitive');
 const { tracing, traceBlocking, traceBlockingNow } = require('./diagnostics');
 const { primer } = require('./prime');
 const { threadId, waitAsync } = require('./async_waits');
@@ -24,7 +26,7 @@ const rwlockWords = require('./rwlock_words');
 const { layout, SHARED, EXCLUSIVE, UPGRADABLE_MODE, RWLOCK, UPGRADE } = rwlockWords;
 const { readersOf, isCorrupt, notOwner, upgradePending, notWriterMessage } = rwlockWords;
 const { tryLockNow, tryLockSharedNow, tryLockUpgradableNow, tryUpgradeNow } = rwlockWords;
-const { checkUpgrader, holdsNamed, refused, namedHolder, namesMe } = rwlockWords;
+const { checkUpgrader, holdsNamed, refused, namedHolder, namedHolderProcess, namesMe } = rwlockWords;
 
 const { STATE_INDEX, OWNER_INDEX, WRITER, PARKED, UPGRADABLE, DRAINING, ONE_READER, WORDS } = layout;
 const { ACQUIRED, ALREADY_HELD } = native.settled;
@@ -34,6 +36,9 @@ let isRWLock;
 
 class RWLock extends Primitive {
   #words = wordsOf(this);
+  #inRegion = acrossProcesses(this);
+  // What the owner word names this thread by: its threadId, or in sharedMemory() its identity there.
+  #me = this.#inRegion ? native.regionIdentity(this.#words) : threadId;
   // What a read guard releases.
   #readHold = { unlock: () => this.unlockShared() };
   // The guard lock() and lockAsync() return, kept until something releases through it, as
@@ -60,7 +65,7 @@ class RWLock extends Primitive {
   }
 
   constructor(...location) {
-    super(location, layout);
+    super(location, layout, 'rwlock');
     prime();
   }
 
@@ -68,15 +73,15 @@ class RWLock extends Primitive {
 
   // Blocks this thread until it holds the write lock; returns a guard that unlocks it.
   lock() {
-    if (!tryLockNow(this.#words)) this.#lockSlow(native.rwlockLockSlow, Infinity, this);
+    if (!tryLockNow(this.#words, this.#me)) this.#lockSlow(native.rwlockLockSlow, Infinity, this);
     return (this.#writeGuard ??= new Guard(this.#writeGuardRelease));
   }
 
   // Takes the write lock if it is granted within timeoutMs (0: only if free now); true if taken.
   tryLock(timeoutMs = 0) {
     validateTimeout(timeoutMs, 'timeoutMs');
-    if (tryLockNow(this.#words)) return true;
-    if (holdsNamed(this.#words)) return refused(this.#words);
+    if (tryLockNow(this.#words, this.#me)) return true;
+    if (holdsNamed(this.#words, this.#me)) return refused(this.#words);
     if (timeoutMs === 0) return this.#takeOver(EXCLUSIVE);
     return this.#lockSlow(native.rwlockLockSlow, timeoutMs, this);
   }
@@ -85,7 +90,7 @@ class RWLock extends Primitive {
   lockAsync(options) {
     const { timeout, signal } = validateAsyncOptions(options);
     // The signal is checked before the CAS: an already-aborted signal must not take the lock.
-    if (!isAborted(signal) && tryLockNow(this.#words)) {
+    if (!isAborted(signal) && tryLockNow(this.#words, this.#me)) {
       return Promise.resolve((this.#writeGuard ??= new Guard(this.#writeGuardRelease)));
     }
     return this.#lockAsync(native.rwlockLockAsync, timeout, signal, (settlement) =>
@@ -96,7 +101,7 @@ class RWLock extends Primitive {
   unlock() {
     const words = this.#words;
     const state = Atomics.load(words, STATE_INDEX);
-    if (Atomics.load(words, OWNER_INDEX) !== threadId) {
+    if (Atomics.load(words, OWNER_INDEX) !== this.#me) {
       if (isCorrupt(state)) throw corrupt('rwlock');
       throw notOwner(notWriterMessage(state));
     }
@@ -135,7 +140,7 @@ class RWLock extends Primitive {
   tryLockShared(timeoutMs = 0) {
     validateTimeout(timeoutMs, 'timeoutMs');
     if (tryLockSharedNow(this.#words)) return true;
-    if (holdsNamed(this.#words)) return refused(this.#words);
+    if (holdsNamed(this.#words, this.#me)) return refused(this.#words);
     if (timeoutMs === 0) return this.#takeOver(SHARED);
     return this.#lockSlow(native.rwlockLockSharedSlow, timeoutMs, this.#readHold);
   }
@@ -185,7 +190,7 @@ class RWLock extends Primitive {
   // time may hold beside plain readers, and turn into the write lock with upgrade(). Returns a
   // guard that releases whatever the hold has become by then.
   lockUpgradable() {
-    if (!tryLockUpgradableNow(this.#words)) {
+    if (!tryLockUpgradableNow(this.#words, this.#me)) {
       this.#lockSlow(native.rwlockLockUpgradableSlow, Infinity, this.#upgradableHold);
     }
     return new Guard(this.#upgradableHold);
@@ -195,8 +200,8 @@ class RWLock extends Primitive {
   // true if taken.
   tryLockUpgradable(timeoutMs = 0) {
     validateTimeout(timeoutMs, 'timeoutMs');
-    if (tryLockUpgradableNow(this.#words)) return true;
-    if (holdsNamed(this.#words)) return refused(this.#words);
+    if (tryLockUpgradableNow(this.#words, this.#me)) return true;
+    if (holdsNamed(this.#words, this.#me)) return refused(this.#words);
     if (timeoutMs === 0) return this.#takeOver(UPGRADABLE_MODE);
     return this.#lockSlow(native.rwlockLockUpgradableSlow, timeoutMs, this.#upgradableHold);
   }
@@ -204,7 +209,7 @@ class RWLock extends Primitive {
   // Resolves to a guard once this thread holds the upgradable read lock; never blocks the thread.
   lockUpgradableAsync(options) {
     const { timeout, signal } = validateAsyncOptions(options);
-    if (!isAborted(signal) && tryLockUpgradableNow(this.#words)) {
+    if (!isAborted(signal) && tryLockUpgradableNow(this.#words, this.#me)) {
       return Promise.resolve(new Guard(this.#upgradableHold));
     }
     return this.#lockAsync(native.rwlockLockUpgradableAsync, timeout, signal, (settlement) =>
@@ -216,7 +221,7 @@ class RWLock extends Primitive {
     const words = this.#words;
     let state = Atomics.load(words, STATE_INDEX);
     if (isCorrupt(state)) throw corrupt('rwlock');
-    if (Atomics.load(words, OWNER_INDEX) !== threadId || (state & UPGRADABLE) === 0) {
+    if (Atomics.load(words, OWNER_INDEX) !== this.#me || (state & UPGRADABLE) === 0) {
       throw notOwner(
         this.isWriteLockedByCurrentThread
           ? 'Cannot unlockUpgradable() a write lock; use unlock()'
@@ -248,8 +253,8 @@ class RWLock extends Primitive {
   // reader now); true if upgraded. false keeps the upgradable read lock.
   tryUpgrade(timeoutMs = 0) {
     validateTimeout(timeoutMs, 'timeoutMs');
-    checkUpgrader(this.#words);
-    if (tryUpgradeNow(this.#words)) return true;
+    checkUpgrader(this.#words, this.#me);
+    if (tryUpgradeNow(this.#words, this.#me)) return true;
     // Without waiters parked, the CAS above was the whole decision; with them, the addon decides
     // under their bucket lock.
     if (timeoutMs === 0 && (Atomics.load(this.#words, STATE_INDEX) & PARKED) === 0) return false;
@@ -262,8 +267,8 @@ class RWLock extends Primitive {
   // A timeout or abort rejects, and the upgradable read lock stays.
   upgradeAsync(options) {
     const { timeout, signal } = validateAsyncOptions(options);
-    checkUpgrader(this.#words);
-    if (!isAborted(signal) && tryUpgradeNow(this.#words)) return Promise.resolve();
+    checkUpgrader(this.#words, this.#me);
+    if (!isAborted(signal) && tryUpgradeNow(this.#words, this.#me)) return Promise.resolve();
     return this.#lockAsync(native.rwlockUpgradeAsync, timeout, signal, (settlement) => {
       this.#upgraded(settlement);
     });
@@ -294,22 +299,34 @@ class RWLock extends Primitive {
   }
 
   // The Node threadId of the thread that holds the write lock now, or null (also when it is not
-  // a Node thread); readers are counted, not named.
+  // a Node thread, or another process's); readers are counted, not named.
   get writer() {
-    return namedHolder(this.#words, WRITER);
+    return namedHolder(this.#words, WRITER, this.#inRegion);
   }
 
   // The same for the upgradable read lock.
   get upgrader() {
-    return namedHolder(this.#words, UPGRADABLE);
+    return namedHolder(this.#words, UPGRADABLE, this.#inRegion);
+  }
+
+  // In sharedMemory(): the pid of the process whose thread holds the write lock now, or null if
+  // none does or its identity has been reused. In a SharedArrayBuffer: this process's pid while
+  // the write lock is held.
+  get writerProcess() {
+    return namedHolderProcess(this.#words, WRITER, this.#inRegion);
+  }
+
+  // The same for the upgradable read lock.
+  get upgraderProcess() {
+    return namedHolderProcess(this.#words, UPGRADABLE, this.#inRegion);
   }
 
   get isWriteLockedByCurrentThread() {
-    return namesMe(this.#words, WRITER);
+    return namesMe(this.#words, WRITER, this.#me);
   }
 
   get isUpgradableLockedByCurrentThread() {
-    return namesMe(this.#words, UPGRADABLE);
+    return namesMe(this.#words, UPGRADABLE, this.#me);
   }
 
   // --- Internals ---
@@ -337,7 +354,7 @@ class RWLock extends Primitive {
 
   // A refused wait is not a wait: it is not published.
   #tracedWait(wait) {
-    if (holdsNamed(this.#words)) return ALREADY_HELD;
+    if (holdsNamed(this.#words, this.#me)) return ALREADY_HELD;
     return traceBlockingNow('rwlock', wait);
   }
 

@@ -1,9 +1,9 @@
 'use strict';
 // The RWLock's two words (addon/rwlock.h: a state word and an owner word): what the state means,
 // which values are corrupt, the errors that name them, and the CAS steps that take a hold while
-// nobody is parked, each a function of the words.
+// nobody is parked, each a function of the words. `me` is what the owner word names this thread
+// by: its threadId, or in sharedMemory() its identity in that region.
 const native = require('./native');
-const { threadId } = require('./async_waits');
 const { vocabulary } = require('./outcomes');
 const { lockError, corrupt } = require('./errors');
 
@@ -65,9 +65,9 @@ function notWriterMessage(state) {
   return 'Cannot unlock an rwlock that is not write-locked';
 }
 
-function tryLockNow(words) {
+function tryLockNow(words, me) {
   if (Atomics.compareExchange(words, STATE_INDEX, 0, WRITER) !== 0) return false;
-  Atomics.store(words, OWNER_INDEX, threadId);
+  Atomics.store(words, OWNER_INDEX, me);
   return true;
 }
 
@@ -87,13 +87,13 @@ function tryLockSharedNow(words) {
 }
 
 // Adds the upgradable reader while there is no writer, no upgradable holder and nobody waits.
-function tryLockUpgradableNow(words) {
+function tryLockUpgradableNow(words, me) {
   let state = Atomics.load(words, STATE_INDEX);
   while (state >= 0 && (state & (WRITER | PARKED | UPGRADABLE | DRAINING)) === 0) {
     if (readersOf(state) >= MAX_READERS) throw tooManyReaders();
     const seen = Atomics.compareExchange(words, STATE_INDEX, state, state + UPGRADABLE + ONE_READER);
     if (seen === state) {
-      Atomics.store(words, OWNER_INDEX, threadId);
+      Atomics.store(words, OWNER_INDEX, me);
       return true;
     }
     state = seen;
@@ -102,28 +102,28 @@ function tryLockUpgradableNow(words) {
 }
 
 // The upgrade when this thread is the only reader and nobody waits: one CAS.
-function tryUpgradeNow(words) {
+function tryUpgradeNow(words, me) {
   return (
-    Atomics.load(words, OWNER_INDEX) === threadId &&
+    Atomics.load(words, OWNER_INDEX) === me &&
     Atomics.compareExchange(words, STATE_INDEX, UPGRADABLE | ONE_READER, WRITER) ===
       (UPGRADABLE | ONE_READER)
   );
 }
 
 // Throws unless this thread holds the upgradable read lock with no upgrade of it pending.
-function checkUpgrader(words) {
+function checkUpgrader(words, me) {
   const state = Atomics.load(words, STATE_INDEX);
   if (isCorrupt(state)) throw corrupt('rwlock');
-  if ((state & UPGRADABLE) === 0 || Atomics.load(words, OWNER_INDEX) !== threadId) {
+  if ((state & UPGRADABLE) === 0 || Atomics.load(words, OWNER_INDEX) !== me) {
     throw notOwner(NOT_UPGRADER);
   }
   if ((state & DRAINING) !== 0) throw upgradePending('upgrade again');
 }
 
 // This thread holds the write lock or the upgradable read lock: the holds the owner word names.
-function holdsNamed(words) {
+function holdsNamed(words, me) {
   return (
-    Atomics.load(words, OWNER_INDEX) === threadId &&
+    Atomics.load(words, OWNER_INDEX) === me &&
     (Atomics.load(words, STATE_INDEX) & (WRITER | UPGRADABLE)) !== 0
   );
 }
@@ -134,16 +134,30 @@ function refused(words) {
   return false;
 }
 
-// The thread named by the owner word if the state has `bit` (a snapshot), or null.
-function namedHolder(words, bit) {
-  if ((Atomics.load(words, STATE_INDEX) & bit) === 0) return null;
-  const owner = Atomics.load(words, OWNER_INDEX);
-  return owner === 0 ? null : native.nodeThreadIdOf(owner);
+// The owner word if the state has `bit` (a snapshot), or 0.
+function namedOwner(words, bit) {
+  return (Atomics.load(words, STATE_INDEX) & bit) === 0 ? 0 : Atomics.load(words, OWNER_INDEX);
+}
+
+// The Node threadId of the thread named by the owner word if the state has `bit`, or null (also
+// for another process's thread: `inRegion`, the words lie in sharedMemory()).
+function namedHolder(words, bit, inRegion) {
+  const owner = namedOwner(words, bit);
+  if (owner === 0) return null;
+  return inRegion ? (native.regionHolder(words, owner)?.[1] ?? null) : native.nodeThreadIdOf(owner);
+}
+
+// The pid of the process whose thread the owner word names if the state has `bit`, or null (also
+// once that identity has been reused).
+function namedHolderProcess(words, bit, inRegion) {
+  const owner = namedOwner(words, bit);
+  if (owner === 0) return null;
+  return inRegion ? (native.regionHolder(words, owner)?.[0] ?? null) : process.pid;
 }
 
 // Whether this thread is the one the owner word names and the state has `bit`.
-function namesMe(words, bit) {
-  return (Atomics.load(words, STATE_INDEX) & bit) !== 0 && Atomics.load(words, OWNER_INDEX) === threadId;
+function namesMe(words, bit, me) {
+  return (Atomics.load(words, STATE_INDEX) & bit) !== 0 && Atomics.load(words, OWNER_INDEX) === me;
 }
 
 module.exports = {
@@ -166,5 +180,6 @@ module.exports = {
   holdsNamed,
   refused,
   namedHolder,
+  namedHolderProcess,
   namesMe,
 };

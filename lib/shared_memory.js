@@ -98,7 +98,7 @@ function checkWaitsAcrossProcesses(kind) {
   if (kind === undefined) {
     throw lockError(
       'ERR_PARKLOCK_UNSUPPORTED',
-      'Only Mutex, Condition, Semaphore, Latch, Barrier and Once wait across processes so far: ' +
+      'Only Mutex, Condition, Semaphore, RWLock, Latch, Barrier and Once wait across processes: ' +
         'this primitive cannot be placed in sharedMemory()',
     );
   }

@@ -264,6 +264,25 @@ function agentsPerTest(file, workerDataOf) {
   };
 }
 
+// The first 'message' of a worker, a child process or a cluster worker that `accept` takes.
+function messageFrom(emitter, accept = () => true) {
+  return new Promise((resolve) => {
+    const listener = (message) => {
+      if (!accept(message)) return;
+      emitter.off('message', listener);
+      resolve(message);
+    };
+    emitter.on('message', listener);
+  });
+}
+
+// Resolves once a child process has exited (at once if it has).
+function exited(child) {
+  return child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once('exit', resolve));
+}
+
 module.exports = {
   HANG_LIMIT_MS,
   fixture,
@@ -281,4 +300,6 @@ module.exports = {
   runWorkers,
   Agent,
   agentsPerTest,
+  messageFrom,
+  exited,
 };

@@ -1,5 +1,5 @@
 // RWLock, a fair readers-writer lock with an upgradable read lock.
-import { Primitive } from './primitive.js';
+import { CrossProcessPrimitive } from './primitive.js';
 import type { AsyncWaitOptions, Guard } from './shared.js';
 
 /**
@@ -8,9 +8,10 @@ import type { AsyncWaitOptions, Guard } from './shared.js';
  * lock in FIFO order (the oldest writer alone, or the run of readers at the head of the queue), so
  * readers cannot starve a writer. Read holds are counted, not recorded per thread: a thread that
  * holds a read lock and calls lock() waits forever (upgrading is not detected). Zeroed memory is an
- * unlocked RWLock.
+ * unlocked RWLock. In sharedMemory() the waiters of every process compete on each release instead
+ * of being granted the lock in order; newcomers still queue while anybody waits.
  */
-export class RWLock extends Primitive<[]> {
+export class RWLock extends CrossProcessPrimitive<[]> {
   /**
    * Blocks until this thread holds the write lock. Throws ERR_PARKLOCK_DEADLOCK if it already does
    * (also when its own pending lockAsync() is granted the lock while it blocks), and
@@ -90,6 +91,8 @@ export class RWLock extends Primitive<[]> {
   upgradeAsync(options?: AsyncWaitOptions): Promise<void>;
   /** The Node threadId of the thread holding the upgradable read lock now (a snapshot), or null. */
   readonly upgrader: number | null;
+  /** The pid of the process whose thread holds the upgradable read lock now, or null. */
+  readonly upgraderProcess: number | null;
   readonly isUpgradableLockedByCurrentThread: boolean;
   /**
    * Takes the write lock asynchronously, runs fn, always unlocks; returns fn's result or rethrows
@@ -113,8 +116,16 @@ export class RWLock extends Primitive<[]> {
   /** How many read holds are outstanding, the upgradable read lock included. */
   readonly readers: number;
   readonly isWriteLockedByCurrentThread: boolean;
-  /** The Node threadId of the thread holding the write lock now (a snapshot), or null. */
+  /**
+   * The Node threadId of the thread holding the write lock now (a snapshot), or null (also for
+   * another process's thread, in sharedMemory()).
+   */
   readonly writer: number | null;
+  /**
+   * The pid of the process whose thread holds the write lock now (in a SharedArrayBuffer, this
+   * process's), or null if none does or, in sharedMemory(), its identity has been reused.
+   */
+  readonly writerProcess: number | null;
   /**
    * Turns this thread's write lock into a read lock, atomically: no writer can come between, and
    * readers queued at the head are let in at once. Release it with unlockShared(). Throws

@@ -1,5 +1,5 @@
 // sharedMemory(): memory several processes share through a file, for a Mutex, Condition,
-// Semaphore, Latch, Barrier or Once that waits across processes (Linux; elsewhere it throws
+// Semaphore, RWLock, Latch, Barrier or Once that waits across processes (Linux; elsewhere it throws
 // ERR_PARKLOCK_UNSUPPORTED).
 
 /** A region from sharedMemory(): mapped until the process exits. */

@@ -9,8 +9,6 @@
 
 #if defined(__linux__) && defined(__x86_64__)
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
 #include "condition.h"
@@ -18,6 +16,7 @@
 #include "latch.h"
 #include "mutex.h"
 #include "once.h"
+#include "rwlock.h"
 #include "semaphore.h"
 #include "temporary_region.h"
 #include "test_support.h"
@@ -25,6 +24,7 @@
 namespace parklock {
 namespace {
 
+using testing::Gate;
 using testing::kHangGuardMs;
 using testing::TemporaryRegion;
 using testing::ThreadGroup;
@@ -89,15 +89,12 @@ TEST_P(CrossProcessTest, ARunFinishedElsewhereReleasesTheOncesWaiter) {
   std::int32_t* word = region.opened.words;
   OnceWord once(word);
   // The runner: a live thread with an identity in the region, standing for another process's.
-  std::mutex lock;
-  std::condition_variable done;
-  bool finished = false;
+  Gate finished;
   std::atomic<ThreadId> runner{kNoThread};
   ThreadGroup threads;
   threads.Start([&] {
     runner = shared_region::identity_at(word, current_thread_id());
-    std::unique_lock<std::mutex> guard(lock);
-    done.wait(guard, [&] { return finished; });
+    finished.Wait();
   });
   ASSERT_TRUE(WaitUntil([&] { return runner != kNoThread; }));
   atomic_ref<std::int32_t>(*word).store(OnceWord::run_by(runner, OnceWord::kRunning));
@@ -110,11 +107,7 @@ TEST_P(CrossProcessTest, ARunFinishedElsewhereReleasesTheOncesWaiter) {
   change_elsewhere(word, OnceWord::kDone, word);
   ASSERT_TRUE(WaitUntil([&] { return outcome != Outcome::kPending; }));
   EXPECT_EQ(outcome, Outcome::kAcquired);
-  {
-    const std::lock_guard<std::mutex> guard(lock);
-    finished = true;
-  }
-  done.notify_all();
+  finished.Open();
   threads.JoinOrAbort();
 }
 
@@ -240,6 +233,136 @@ TEST(CrossProcessConditionTest, ACorruptOrFullWordRefusesTheWaitAndKeepsTheMutex
   EXPECT_EQ(shared.condition.notify_one(), 0u);
   EXPECT_EQ(shared.condition.notify_all(), 0u);
   EXPECT_EQ(shared.word(), -1);
+}
+
+// A region RWLock at the first words, and the calling thread's identity there.
+struct RegionRwLock {
+  TemporaryRegion region;
+  std::int32_t* words = region.opened.words;
+  RwLockWords lock{words};
+  std::int32_t state() const {
+    return atomic_ref<std::int32_t>(words[RwLockWords::kStateIndex])
+        .load(std::memory_order_relaxed);
+  }
+  ThreadId self() const { return shared_region::identity_at(words, current_thread_id()); }
+};
+
+TEST_P(CrossProcessTest, AWriteReleasedElsewhereLetsTheBlockedReadersAndWriterCompete) {
+  RegionRwLock shared;
+  ASSERT_NE(shared.region.opened.region, nullptr);
+  // Another process's writer holds it.
+  atomic_ref<std::int32_t>(shared.words[RwLockWords::kStateIndex]).store(RwLockWords::kWriter);
+  std::atomic<int> acquired{0};
+  ThreadGroup threads;
+  for (int i = 0; i < 3; ++i) {
+    threads.Start([&, i] {
+      const ThreadId self = shared.self();
+      const Deadline deadline = Deadline::after_ms(kHangGuardMs);
+      if (i == 0) {
+        if (shared.lock.lock(self, deadline) != Outcome::kAcquired) return;
+        ++acquired;
+        EXPECT_EQ(shared.lock.unlock(self), RwLockWords::UnlockStatus::kUnlocked);
+      } else {
+        if (shared.lock.lock_shared(self, deadline) != Outcome::kAcquired) return;
+        ++acquired;
+        EXPECT_EQ(shared.lock.unlock_shared(), RwLockWords::UnlockStatus::kUnlocked);
+      }
+    });
+  }
+  ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(shared.words) == 3; }));
+  EXPECT_EQ(shared.state(), RwLockWords::kWriter | RwLockWords::kParked);
+  // The other process's release: the lock freed, and with it the parked bit.
+  change_elsewhere(shared.words, 0, shared.words);
+  threads.JoinOrAbort();
+  EXPECT_EQ(acquired, 3);
+  EXPECT_EQ(shared.state(), 0);
+  EXPECT_EQ(parking_lot::queued_count(shared.words), 0u);
+}
+
+TEST_P(CrossProcessTest, AnUpgradeWaitsForAReaderElsewhereToLeave) {
+  RegionRwLock shared;
+  ASSERT_NE(shared.region.opened.region, nullptr);
+  const ThreadId self = shared.self();
+  ASSERT_EQ(shared.lock.lock_upgradable(self), Outcome::kAcquired);
+  // Another process's reader beside it.
+  atomic_ref<std::int32_t>(shared.words[RwLockWords::kStateIndex])
+      .fetch_add(RwLockWords::kOneReader);
+  std::atomic<Outcome> outcome{Outcome::kPending};
+  ThreadGroup threads;
+  threads.Start([&] {
+    // The upgrade of this thread's hold, run on another thread as the same region identity.
+    outcome = shared.lock.upgrade(self, Deadline::after_ms(kHangGuardMs));
+  });
+  // The drain waits on the lock's own queue, where wake-ups from any process reach it.
+  ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(shared.words) == 1; }));
+  EXPECT_NE(shared.state() & RwLockWords::kDraining, 0);
+  change_elsewhere(shared.words, shared.state() - RwLockWords::kOneReader, shared.words);
+  threads.JoinOrAbort();
+  EXPECT_EQ(outcome, Outcome::kAcquired);
+  EXPECT_EQ(shared.lock.writer(), self);
+  EXPECT_EQ(shared.lock.unlock(self), RwLockWords::UnlockStatus::kUnlocked);
+  EXPECT_EQ(shared.state(), 0);
+}
+
+TEST(CrossProcessRwLockTest, ASlowReleaseClearsTheParkedBitExactlyWhenItFreesTheLock) {
+  RegionRwLock shared;
+  ASSERT_NE(shared.region.opened.region, nullptr);
+  auto& state = shared.words[RwLockWords::kStateIndex];
+  constexpr std::int32_t kParked = RwLockWords::kParked;
+  constexpr std::int32_t kOneReader = RwLockWords::kOneReader;
+  // Two readers, a waiter marked somewhere: the first leaves the mark, the last takes it along.
+  atomic_ref<std::int32_t>(state).store(2 * kOneReader | kParked);
+  EXPECT_EQ(shared.lock.unlock_shared(), RwLockWords::UnlockStatus::kUnlocked);
+  EXPECT_EQ(shared.state(), kOneReader | kParked);
+  EXPECT_EQ(shared.lock.unlock_shared(), RwLockWords::UnlockStatus::kUnlocked);
+  EXPECT_EQ(shared.state(), 0);
+  // A downgrade keeps the mark beside its read hold; a write release frees the lock.
+  const ThreadId self = shared.self();
+  ASSERT_EQ(shared.lock.lock(self), Outcome::kAcquired);
+  atomic_ref<std::int32_t>(state).fetch_or(kParked);
+  EXPECT_EQ(shared.lock.downgrade(self), RwLockWords::UnlockStatus::kUnlocked);
+  EXPECT_EQ(shared.state(), kOneReader | kParked);
+  EXPECT_EQ(shared.lock.unlock_shared(), RwLockWords::UnlockStatus::kUnlocked);
+  ASSERT_EQ(shared.lock.lock(self), Outcome::kAcquired);
+  atomic_ref<std::int32_t>(state).fetch_or(kParked);
+  EXPECT_EQ(shared.lock.unlock(self), RwLockWords::UnlockStatus::kUnlocked);
+  EXPECT_EQ(shared.state(), 0);
+  // A wait that times out leaves its mark to the holder's release.
+  atomic_ref<std::int32_t>(state).store(kOneReader);
+  EXPECT_EQ(shared.lock.lock(self, Deadline::after_ms(10)), Outcome::kTimedOut);
+  EXPECT_EQ(shared.state(), kOneReader | kParked);
+  EXPECT_EQ(shared.lock.unlock_shared(), RwLockWords::UnlockStatus::kUnlocked);
+  EXPECT_EQ(shared.state(), 0);
+}
+
+TEST(CrossProcessRwLockTest, AWriterWhoseThreadEndsIsTakenOverByTheWaiterQueuedForIt) {
+  RegionRwLock shared;
+  ASSERT_NE(shared.region.opened.region, nullptr);
+  Gate end;
+  std::atomic<ThreadId> writer{kNoThread};
+  ThreadGroup threads;
+  threads.Start([&] {
+    const ThreadId self = shared.self();
+    ASSERT_EQ(shared.lock.lock(self), Outcome::kAcquired);
+    writer = self;
+    end.Wait();
+    // Ends holding the write lock.
+  });
+  ASSERT_TRUE(WaitUntil([&] { return writer != kNoThread; }));
+  std::atomic<Outcome> outcome{Outcome::kPending};
+  std::atomic<ThreadId> reported{kNoThread};
+  threads.Start([&] {
+    ThreadId ended = kNoThread;
+    outcome = shared.lock.lock_shared(shared.self(), Deadline::after_ms(kHangGuardMs), &ended);
+    reported = ended;
+    if (outcome == Outcome::kOwnerDied) shared.lock.unlock_shared();
+  });
+  ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(shared.words) == 1; }));
+  end.Open();
+  threads.JoinOrAbort();
+  EXPECT_EQ(outcome, Outcome::kOwnerDied);
+  EXPECT_EQ(reported, writer);
+  EXPECT_EQ(shared.state(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(WokenOrNot, CrossProcessTest, ::testing::Bool(),

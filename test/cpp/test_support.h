@@ -103,6 +103,27 @@ bool WaitUntil(Predicate done, std::chrono::milliseconds limit = kWaitLimit) {
   return true;
 }
 
+// Where test threads wait (Wait()) until the test lets them all go on (Open()).
+class Gate {
+ public:
+  void Open() {
+    {
+      const std::lock_guard<std::mutex> guard(lock_);
+      open_ = true;
+    }
+    opened_.notify_all();
+  }
+  void Wait() {
+    std::unique_lock<std::mutex> guard(lock_);
+    opened_.wait(guard, [this] { return open_; });
+  }
+
+ private:
+  std::mutex lock_;
+  std::condition_variable opened_;
+  bool open_ = false;
+};
+
 // Threads whose bodies may block in the code under test. Joining waits at most a limit and then
 // aborts the process with the test's name: a bug that strands a thread ends the run in seconds,
 // and a failed ASSERT in the test body never leaves threads running on a dead stack frame.

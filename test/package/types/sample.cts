@@ -17,8 +17,9 @@ const timeout: typeof TimeoutError = TimeoutError;
 const region: parklock.SharedMemory = sharedMemory('/tmp/app.locks', { create: false });
 const regionSlots = new Semaphore(region, 0);
 const regionReady = new Condition(region, 8);
+const regionRw = new RWLock(region, 16);
 // The CommonJS entry has no default export.
 // @ts-expect-error
 void parklock.default;
 
-export = { slots, rw, latch, once, barrier, condition, result, timeout, layouts, regionSlots, regionReady };
+export = { slots, rw, latch, once, barrier, condition, result, timeout, layouts, regionSlots, regionReady, regionRw };

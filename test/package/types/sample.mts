@@ -146,5 +146,7 @@ Barrier.init(region, 24, 2);
 const regionBarrier = new Barrier(region, 24);
 const regionOnce = new Once(region, 32);
 const regionCondition = new Condition(region, 40);
+const regionRw = new RWLock(region, 48);
+const writerPid: number | null = regionRw.writerProcess ?? regionRw.upgraderProcess;
 const regionWait: Promise<boolean> = regionCondition.waitAsync(regionMutex, { timeout: 10 });
-void [regionBytes, holder, regionSlots.available, regionLatch.count, regionBarrier.parties, regionOnce.done, regionWait];
+void [regionBytes, holder, regionSlots.available, regionLatch.count, regionBarrier.parties, regionOnce.done, regionWait, writerPid];

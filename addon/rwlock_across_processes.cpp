@@ -1,0 +1,71 @@
+// The RWLock in memory other processes share (shared_region.h, cross_process.h).
+//
+// Within a process, the release of a parked lock grants it to the oldest waiters under the bucket
+// lock, deciding on a word that nothing else may change meanwhile (rwlock.cpp, "Why a grant never
+// acts on a stale word"). Across processes that decision cannot be made: each process has its own
+// queues under its own bucket locks, and two processes granting at once would both act on one
+// word. So in a region nobody grants; waiters compete, as a Mutex's do there:
+//   - The parked bit means "waiters may be queued, in some process". Newcomers still refuse to
+//     join while it is set, so that readers arriving keep no waiting writer out for ever, and
+//     every release that finds it set takes the slow path.
+//   - The slow-path release gives back its hold by CAS. If that frees the lock, the parked bit goes
+//     with it: a free lock never keeps the bit, since no process can tell whether anybody else
+//     still waits (and a free word with only the bit would turn every newcomer away). It then
+//     wakes every waiter of this process on the lock, and through the kernel futex on the state
+//     word each other process's relay, which wakes that process's waiters (look_again()).
+//   - A woken waiter (kLookAgain) competes: it takes the lock if its mode allows, whether or not
+//     the parked bit is set, and sets the bit as it takes it (others may still wait); otherwise
+//     it marks the bit and queues again. Newcomers that find the lock free compete with it.
+//   - The upgrader's drain waits on the lock's own queue, where it is woken with the others and
+//     looks whether the readers it waits for have left.
+//   - A waiter that leaves (timeout, abort, interrupt, a wake-up it gives up) owes nothing: every
+//     waiter here was woken, and every other process's relay too. The parked bit it may leave set
+//     only sends the next release down the slow path, which clears it.
+// The price: every waiter of a process wakes on each release that concerns it, and the order is a
+// race, within a process as between processes. Owner death: the owner word names region
+// identities, whose end take_from_ended_owner() sees (shared_region::owner_ended), and the relay
+// looks at the holder of every lock it watches each kOwnerPollInterval.
+#include <optional>
+
+#include "cross_process.h"
+#include "rwlock.h"
+
+namespace parklock {
+
+bool RwLockWords::in_region() const noexcept {
+  return cross_process::is_shared(address());
+}
+
+const void* RwLockWords::drain_wait_key() const noexcept {
+  return in_region() ? address() : drain_key();
+}
+
+void RwLockWords::look_again(const void* address) noexcept {
+  wake_to_look_again(address, nullptr);
+}
+
+void RwLockWords::wake_to_look_again(const void* address, parking_lot::Wakeups* deferred) noexcept {
+  const auto everyone = [](std::int64_t) -> std::optional<WakeToken> { return kLookAgain; };
+  const auto nothing_to_record = [](bool) {};
+  const FunctionRef<std::optional<WakeToken>(std::int64_t)> offer = everyone;
+  parking_lot::unpark_filter(address, parking_lot::Grant{&offer, nothing_to_record}, deferred);
+}
+
+void RwLockWords::release_in_region(std::int32_t released,
+                                    parking_lot::Wakeups* deferred) noexcept {
+  if (released == 0) return;
+  std::int32_t seen = state().load(std::memory_order_relaxed);
+  for (;;) {
+    // Modulo 2^32, as the grant step computes it: a downgrade gives back a negative amount.
+    auto next = static_cast<std::int32_t>(static_cast<std::uint32_t>(seen) -
+                                          static_cast<std::uint32_t>(released));
+    if (!is_held(next)) next = 0;
+    if (state().compare_exchange_weak(seen, next, std::memory_order_release,
+                                      std::memory_order_relaxed)) {
+      break;
+    }
+  }
+  wake_to_look_again(address(), deferred);
+}
+
+}  // namespace parklock
