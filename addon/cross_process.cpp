@@ -44,9 +44,14 @@ struct Watched {
   const void* key;
   const WaitSite* site;
   // The word as the latest waiter to queue here saw it before it checked it, or as the relay
-  // last woke a waiter to look at it: a word that reads otherwise has changed since, and a
+  // last woke waiters to look at it: a word that reads otherwise has changed since, and a
   // release among those changes may have woken no relay here.
   std::int32_t expected;
+  // A waiter queued having seen another value than `expected`: the word changed since an earlier
+  // waiter read it, perhaps by a release that woke no relay here, and that waiter may sleep
+  // through it (while only it can make the next change: a draining writer). Neither value alone
+  // tells, since the word may read as before again: the waiters look again at once.
+  bool changed_since = false;
 };
 
 // Never destroyed: the relay runs until the process exits.
@@ -110,9 +115,10 @@ void take_stock(Relay& state, std::vector<Watched>& keys, std::vector<std::int32
     for (Watched& w : list) {
       if (keys.size() + 1 == kMostWords) break;
       const std::int32_t now = load_word(w.key);
-      if (now != w.expected) {
+      if (now != w.expected || w.changed_since) {
         stale.push_back(w);
         w.expected = now;
+        w.changed_since = false;
       }
       keys.push_back(w);
       values.push_back(now);
@@ -186,6 +192,7 @@ void watch(const void* key, const WaitSite* site, std::int32_t seen) noexcept {
     if (found != state.watched.end()) {
       if (found->expected == seen) return;
       found->expected = seen;
+      found->changed_since = true;
     } else {
       state.watched.push_back({key, site, seen});
     }

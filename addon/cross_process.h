@@ -18,7 +18,8 @@
 //     relay does passes on a change that every relay saw, so it wakes no other process's relay.
 //     A waiter that queues tells the relay the word as it read it before checking it; a word
 //     that reads otherwise by the time the relay sleeps has changed since, perhaps by a release
-//     that woke no relay here, and the waiter looks again.
+//     that woke no relay here, and the waiters look again; so do they when a waiter queues having
+//     seen another value than the one before it (the change may concern that earlier waiter).
 //   - A grant step never takes a fair turn (parking_lot::FairTurn): the fairness timer is this
 //     process's, and what a fair turn marks in the word (a semaphore's permits set aside for the
 //     head) would outlive a process that dies.

@@ -112,8 +112,11 @@ RwLockWords::UnlockStatus RwLockWords::release_write(ThreadId self, std::int32_t
   }
   // Named as the upgradable reader: a read hold, not the write lock.
   if ((seen & kUpgradable) != 0 && !is_corrupt(seen)) return UnlockStatus::kNotOwner;
+  if (is_corrupt(seen)) return UnlockStatus::kCorrupt;
+  // Named as the writer that drains, in a region: it does not hold the lock yet.
+  if ((seen & (kWriter | kDraining)) == kDraining) return UnlockStatus::kNotOwner;
   // Named as the writer by a state without a writer: left as found, for diagnosis.
-  if ((seen & kWriter) == 0 || is_corrupt(seen)) return UnlockStatus::kCorrupt;
+  if ((seen & kWriter) == 0) return UnlockStatus::kCorrupt;
   owner().store(kNoThread, std::memory_order_relaxed);
   std::int32_t expected = kWriter;
   if (state().compare_exchange_strong(expected, keep, std::memory_order_release,
@@ -309,6 +312,7 @@ Outcome RwLockWords::lock_or_enqueue(ThreadId self, Waiter& waiter, ThreadId* en
     // is set now and stays, so the release of the lock taken over still serves the waiters.
     if (take_from_ended_owner(mode, self, ended_owner)) return Outcome::kOwnerDied;
     if (release_ended_upgrader(self)) continue;
+    if (end_ended_drain(self)) continue;
     if (deadline.expired()) {
       release_and_grant(0);  // the parked bit this waiter may have set is nobody's business now
       return Outcome::kTimedOut;
@@ -355,16 +359,22 @@ const WaitSite RwLockWords::kWaitSite{"rwlock", &key_is_address, &RwLockWords::h
 
 ThreadId RwLockWords::holder_at(const void* address) noexcept {
   const RwLockWords words(const_cast<std::int32_t*>(static_cast<const std::int32_t*>(address)));
-  return (words.state().load(std::memory_order_relaxed) & (kWriter | kUpgradable)) != 0
+  // A drain names its writer only in a region: elsewhere the owner word is then 0.
+  return (words.state().load(std::memory_order_relaxed) & (kWriter | kUpgradable | kDraining)) != 0
              ? words.owner().load(std::memory_order_relaxed)
              : kNoThread;
 }
 
 bool RwLockWords::cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept {
-  // In a region a departure owes nothing (rwlock_across_processes.cpp).
+  // In a region a departure grants nothing, but the waiters look again: the mark it leaves may
+  // keep readers out (rwlock_across_processes.cpp).
   if (in_region()) {
-    return parking_lot::cancel(
-        waiter, [](const void*) -> const parking_lot::Grant* { return nullptr; }, deferred);
+    if (!parking_lot::cancel(
+            waiter, [](const void*) -> const parking_lot::Grant* { return nullptr; }, deferred)) {
+      return false;
+    }
+    wake_to_look_again(address(), deferred);
+    return true;
   }
   bool removed = false;
   with_release_grant(0, kNoThread, [&](const parking_lot::Grant& on_leave) {

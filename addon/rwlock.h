@@ -7,19 +7,22 @@
 //   ----  -----  ----------  -------------------------------------------------------------------
 //   [0]   0      writer      1: a writer holds the lock (then nothing else below is set but parked)
 //         1      parked      1: waiters may be queued; from then on nobody takes the lock except
-//                            through a grant made under the bucket lock, and the release that
-//                            frees the lock takes the slow path
+//                            through a grant made under the bucket lock (in a region: except a
+//                            waiter woken to compete), and the release that frees the lock takes
+//                            the slow path
 //         2      upgradable  1: one thread holds the upgradable read lock, which is also one of
 //                            the read holds counted below
 //         3      draining    1: one writer waits, on a key of its own (drain_key()), for the read
 //                            holds to leave: the upgradable holder (with the upgradable bit),
 //                            which waits to be the only reader, or else the writer that reached
-//                            the head of the queue, which waits for none; no reader joins
-//                            meanwhile, and nobody else takes the lock
+//                            the head of the queue (in a region: any writer refused beside
+//                            readers), which waits for none; no reader joins meanwhile, and
+//                            nobody else takes the lock
 //         4..30  readers     how many read holds are outstanding, 0 to kMaxReaders
 //         31     -           always 0
 //   [1]   0..31  owner       the ThreadId of the writer, or of the upgradable holder, while it
-//                            holds the lock; 0 otherwise
+//                            holds the lock (in a region: a region identity, shared_region.h,
+//                            which also names the writer that drains); 0 otherwise
 //
 // Values never written, reported as corrupt: a negative state; the writer bit together with a
 // reader count, the upgradable bit or the draining bit; the upgradable bit without a reader; and
@@ -269,6 +272,11 @@ class RwLockWords : public Int32Words<2> {
   // `address` to look at the word again (kLookAgain).
   static void look_again(const void* address) noexcept;
 
+  // In a region, a writer `self` refused beside readers (and no upgradable hold) becomes the
+  // draining writer at once, named in the owner word (true; go on with drain_or_enqueue()).
+  // False outside regions, and wherever the lock is not held by readers alone.
+  bool begin_drain_in_region(ThreadId self) noexcept;
+
   // --- Lock waits and giving up ---
 
   // The lock protocol, one step, for `self` in the mode `waiter.request()` names (kSharedRequest,
@@ -298,6 +306,10 @@ class RwLockWords : public Int32Words<2> {
   // A thread that found the lock taken: if the upgradable read lock is held by a thread that has
   // ended, releases that hold (true: look at the lock again). Never waits.
   bool release_ended_upgrader(ThreadId self) noexcept;
+
+  // A thread that found the lock taken: if a writer whose thread (in a region, whose process) has
+  // ended was draining it, ends that drain (true: look at the lock again). Never waits.
+  bool end_ended_drain(ThreadId self) noexcept;
 
   // A try-lock in `mode` whose fast path found the lock taken: kOwnerDied if it took the lock over
   // from an ended writer (`*ended_owner` names it), kAcquired if it took it once an ended
@@ -332,7 +344,8 @@ class RwLockWords : public Int32Words<2> {
                : kNoThread;
   }
   // Who holds the lock whose state word is at `address` (WaitSite::holder): the writer, or the
-  // upgradable reader; plain readers are counted, not named.
+  // upgradable reader, or in a region the writer draining it; plain readers are counted, not
+  // named.
   static ThreadId holder_at(const void* address) noexcept;
   // The sites of RWLock waiters (parking_lot.h): the lock's queue, and the draining writer's.
   static const WaitSite kWaitSite;
@@ -393,8 +406,11 @@ class RwLockWords : public Int32Words<2> {
 
   // In a region: gives back `released` (as release_and_grant() takes it) by CAS, clearing the
   // parked bit if that frees the lock, and wakes every waiter here, and other processes' relays,
-  // to look again (wake-ups to `deferred` if given). Gives back nothing and wakes nobody for 0.
+  // to look again (wake-ups to `deferred` if given). For 0 (a waiter that left) it only wakes.
   void release_in_region(std::int32_t released, parking_lot::Wakeups* deferred = nullptr) noexcept;
+  // In a region: clears the draining bit if it is still set (and the parked bit with it if that
+  // frees the lock), and wakes as release_in_region() does.
+  void end_drain_in_region(parking_lot::Wakeups* deferred) noexcept;
   static void wake_to_look_again(const void* address, parking_lot::Wakeups* deferred) noexcept;
 
   // Gives up the write hold of `self`, keeping `keep` (0, or kOneReader for a downgrade): checks

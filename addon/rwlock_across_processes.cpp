@@ -16,11 +16,17 @@
 //   - A woken waiter (kLookAgain) competes: it takes the lock if its mode allows, whether or not
 //     the parked bit is set, and sets the bit as it takes it (others may still wait); otherwise
 //     it marks the bit and queues again. Newcomers that find the lock free compete with it.
-//   - The upgrader's drain waits on the lock's own queue, where it is woken with the others and
-//     looks whether the readers it waits for have left.
-//   - A waiter that leaves (timeout, abort, interrupt, a wake-up it gives up) owes nothing: every
-//     waiter here was woken, and every other process's relay too. The parked bit it may leave set
-//     only sends the next release down the slow path, which clears it.
+//   - A writer refused beside readers alone drains them at once (begin_drain_in_region()): the
+//     draining bit keeps every reader out, woken ones included, so that readers of several
+//     processes taking turns cannot keep a writer waiting for ever; the owner word names the
+//     draining writer, so that the drain of a process that died is ended by whoever finds it
+//     (end_ended_drain(), and the relay, to which holder_at() names the drainer). The drain, the
+//     upgrader's too, waits on the lock's own queue, where it is woken with the others and looks
+//     whether the readers it waits for have left.
+//   - A waiter that leaves (timeout, abort, interrupt) grants nothing, but wakes the waiters here
+//     and the other processes' relays: the parked bit it leaves set would otherwise keep readers
+//     out while readers hold the lock, until they all left. A wake-up given up owes nothing: every
+//     waiter here was woken with it, and every other process's relay too.
 // The price: every waiter of a process wakes on each release that concerns it, and the order is a
 // race, within a process as between processes. Owner death: the owner word names region
 // identities, whose end take_from_ended_owner() sees (shared_region::owner_ended), and the relay
@@ -53,9 +59,8 @@ void RwLockWords::wake_to_look_again(const void* address, parking_lot::Wakeups* 
 
 void RwLockWords::release_in_region(std::int32_t released,
                                     parking_lot::Wakeups* deferred) noexcept {
-  if (released == 0) return;
   std::int32_t seen = state().load(std::memory_order_relaxed);
-  for (;;) {
+  while (released != 0) {
     // Modulo 2^32, as the grant step computes it: a downgrade gives back a negative amount.
     auto next = static_cast<std::int32_t>(static_cast<std::uint32_t>(seen) -
                                           static_cast<std::uint32_t>(released));
@@ -66,6 +71,38 @@ void RwLockWords::release_in_region(std::int32_t released,
     }
   }
   wake_to_look_again(address(), deferred);
+}
+
+void RwLockWords::end_drain_in_region(parking_lot::Wakeups* deferred) noexcept {
+  std::int32_t seen = state().load(std::memory_order_relaxed);
+  while ((seen & kDraining) != 0) {
+    std::int32_t next = seen & ~kDraining;
+    if (!is_held(next)) next = 0;
+    if (state().compare_exchange_weak(seen, next, std::memory_order_release,
+                                      std::memory_order_relaxed)) {
+      wake_to_look_again(address(), deferred);
+      return;
+    }
+  }
+}
+
+bool RwLockWords::begin_drain_in_region(ThreadId self) noexcept {
+  if (!in_region()) return false;
+  std::int32_t seen = state().load(std::memory_order_relaxed);
+  for (;;) {
+    // Held by readers alone: not by a writer, nor beside an upgradable hold (whose holder may
+    // drain them itself), nor already drained by another writer.
+    if (is_corrupt(seen) || readers_of(seen) == 0 ||
+        (seen & (kWriter | kUpgradable | kDraining)) != 0) {
+      return false;
+    }
+    if (state().compare_exchange_weak(seen, seen | kDraining | kParked, std::memory_order_acquire,
+                                      std::memory_order_relaxed)) {
+      // Named after the bit, as a writer is: nobody else writes the owner word while it is set.
+      owner().store(self, std::memory_order_relaxed);
+      return true;
+    }
+  }
 }
 
 }  // namespace parklock

@@ -26,7 +26,7 @@ namespace parklock {
 
 Outcome RwLockWords::try_lock_from_ended(Mode mode, ThreadId self, ThreadId* ended_owner) noexcept {
   if (take_from_ended_owner(mode, self, ended_owner)) return Outcome::kOwnerDied;
-  if (!release_ended_upgrader(self)) return Outcome::kTimedOut;
+  if (!release_ended_upgrader(self) && !end_ended_drain(self)) return Outcome::kTimedOut;
   const bool acquired = mode == Mode::kShared      ? try_lock_shared()
                         : mode == Mode::kExclusive ? try_lock(self)
                                                    : try_lock_upgradable(self);
@@ -66,6 +66,25 @@ bool RwLockWords::take_from_ended_owner(Mode mode, ThreadId self, ThreadId* ende
     }
   }
   if (ended_owner != nullptr) *ended_owner = holder;
+  return true;
+}
+
+bool RwLockWords::end_ended_drain(ThreadId self) noexcept {
+  // Only in a region does a writer's drain name its writer (begin_drain_in_region()); an
+  // upgrader's drain ends with its hold (release_ended_upgrader()).
+  if ((state().load(std::memory_order_acquire) & (kDraining | kUpgradable)) != kDraining) {
+    return false;
+  }
+  ThreadId drainer = owner().load(std::memory_order_acquire);
+  if (drainer == kNoThread || drainer == self || !shared_region::owner_ended(address(), drainer)) {
+    return false;
+  }
+  // The same claim as take_from_ended_owner(): one CAS away from the ended writer's name.
+  if (!owner().compare_exchange_strong(drainer, kNoThread, std::memory_order_acquire,
+                                       std::memory_order_relaxed)) {
+    return false;
+  }
+  end_drain_in_region(nullptr);
   return true;
 }
 

@@ -43,8 +43,16 @@ Outcome RwLockWords::LockStep::start(Waiter& waiter) {
   // A Promise wait queues behind its own thread's hold like any other: that thread can release
   // while it waits.
   if (waiter.blocking() && lock_.is_named_holder(self_)) return Outcome::kAlreadyHeld;
+  return lock_or_drain(waiter, /*woken=*/false);
+}
+
+Outcome RwLockWords::LockStep::lock_or_drain(Waiter& waiter, bool woken) {
+  if (mode_ == Mode::kExclusive && lock_.begin_drain_in_region(self_)) {
+    draining_ = true;
+    return lock_.drain_or_enqueue(self_, waiter, deadline());
+  }
   ThreadId ended = kNoThread;
-  const Outcome outcome = lock_.lock_or_enqueue(self_, waiter, &ended, deadline());
+  const Outcome outcome = lock_.lock_or_enqueue(self_, waiter, &ended, deadline(), woken);
   set_ended_owner(ended);
   return outcome;
 }
@@ -55,13 +63,7 @@ Outcome RwLockWords::LockStep::start(Waiter& waiter) {
 // again" (rwlock_across_processes.cpp): the waiter competes, or the draining writer looks at the
 // readers.
 Outcome RwLockWords::LockStep::resume(Waiter& waiter, WakeToken token) {
-  if (token == kLookAgain && !draining_) {
-    ThreadId ended = kNoThread;
-    const Outcome outcome =
-        lock_.lock_or_enqueue(self_, waiter, &ended, deadline(), /*woken=*/true);
-    set_ended_owner(ended);
-    return outcome;
-  }
+  if (token == kLookAgain && !draining_) return lock_or_drain(waiter, /*woken=*/true);
   if (is_drain_wake(token) || token == kLookAgain) {
     draining_ = true;
     return lock_.drain_or_enqueue(self_, waiter, deadline());
@@ -92,9 +94,10 @@ bool RwLockWords::LockStep::cancel(Waiter& waiter, parking_lot::Wakeups* deferre
 
 // A lock granted to one of this thread's own Promise waits while it blocks here would never be
 // released, and neither would a lock in a cycle of blocked threads: the blocked wait watches for
-// both (wait_step.h). The upgrader holds the lock it waits on: it has nothing to watch.
+// both (wait_step.h). The upgrader holds the lock it waits on, and a draining writer has the lock
+// reserved (in a region, named as its holder): they have nothing to watch.
 std::optional<LockWatch> RwLockWords::LockStep::watch(const Waiter& /*waiter*/) const {
-  if (upgrade_) return std::nullopt;
+  if (upgrade_ || draining_) return std::nullopt;
   return LockWatch{{&kWaitSite, lock_.address()}, /*for_the_lock=*/true};
 }
 

@@ -25,6 +25,10 @@ class RwLockWords::LockStep : public WaitStep {
   std::optional<LockWatch> watch(const Waiter& waiter) const override;
 
  protected:
+  // The lock protocol's step (RwLockWords::lock_or_enqueue), or in a region the drain for a
+  // writer refused beside readers. `woken`: as lock_or_enqueue() takes it.
+  Outcome lock_or_drain(Waiter& waiter, bool woken);
+
   struct Upgrade {};
   LockStep(RwLockWords lock, ThreadId self, Upgrade) noexcept
       : lock_(lock), mode_(Mode::kExclusive), self_(self), upgrade_(true), draining_(true) {}

@@ -109,7 +109,9 @@ class RWLock extends Primitive {
     if ((state & UPGRADABLE) !== 0) {
       throw notOwner('Cannot unlock() an upgradable read lock; use unlockUpgradable()');
     }
-    if ((state & WRITER) === 0) throw corrupt('rwlock');
+    // In sharedMemory() the owner word also names a writer that drains the readers: this thread's
+    // lockAsync(), still waiting.
+    if ((state & WRITER) === 0) throw (state & DRAINING) !== 0 ? notOwner(notWriterMessage(state)) : corrupt('rwlock');
     // The owner word first: a writer that takes the lock right after the release below writes
     // its own id, which must not be overwritten.
     Atomics.store(words, OWNER_INDEX, 0);

@@ -17,8 +17,9 @@ const { fixture, withinLimit, waitFor, exitIfKeptAlive, messageFrom, exited } = 
 
 exitIfKeptAlive();
 const AGENT = fixture('region_rwlock_agent.js');
-const { PARKED } = native.rwlockLayout;
+const { PARKED, DRAINING } = native.rwlockLayout;
 const COUNTS = 64;
+const STOP = 96;
 let directory;
 let serial = 0;
 
@@ -28,6 +29,7 @@ function region() {
   const memory = sharedMemory(file, { size: 128 });
   return {
     file,
+    memory,
     rwlock: new RWLock(memory, 0),
     state: () => Atomics.load(new Int32Array(memory.buffer, 0, 1), 0),
     counts: new Int32Array(memory.buffer, COUNTS, 4),
@@ -88,6 +90,57 @@ describe('an RWLock across processes', { skip: !native.regionsSupported && 'no r
     await Promise.all(children.map(exited));
     await Promise.all(workers.map((worker) => worker.terminate()));
     assert.equal(counts[0], 8_000);
+  });
+
+  it('readers of two processes taking turns never keep a writer out: it drains them', async () => {
+    const { file, memory, rwlock, state } = region();
+    const stop = new Int32Array(memory.buffer, STOP, 1);
+    const readers = [agent(file, 'read-until-stop'), agent(file, 'read-until-stop')];
+    const reports = Promise.all(readers.map((child) => messageFrom(child, (m) => m && m.rounds !== undefined)));
+    // Both read, overlapping: the read holds rarely all leave at once.
+    await withinLimit(Promise.all(readers.map((child) => messageFrom(child, (m) => m === 'reading'))), 'the readers to read');
+    for (let i = 0; i < 20; i++) {
+      const guard = await withinLimit(i % 2 === 0 ? rwlock.lockAsync() : Promise.resolve(rwlock.lock()), 'the writer beside the readers');
+      assert.equal(rwlock.readers, 0);
+      guard.unlock();
+    }
+    Atomics.store(stop, 0, 1);
+    for (const report of await withinLimit(reports, 'the readers to stop')) assert.ok(report.rounds > 0);
+    await Promise.all(readers.map(exited));
+    assert.equal(state(), 0);
+  });
+
+  it('a writer killed while it drains the readers leaves them to read again, waiters and newcomers alike', async () => {
+    const { file, rwlock, state } = region();
+    const drainedBy = async () => {
+      const drainer = agent(file, 'wait', 'write');
+      await waitFor(() => (state() & DRAINING) !== 0, 'the writer there to drain');
+      return drainer;
+    };
+    const mine = rwlock.lockShared();
+    const drainer = await drainedBy();
+    // Nobody joins the readers while a writer drains them.
+    assert.equal(rwlock.tryLockShared(), false);
+    const pending = rwlock.lockSharedAsync();
+    drainer.kill('SIGKILL');
+    await exited(drainer);
+    // The waiter hears of it from its relay. It is not an owner death: the writer held nothing.
+    const guard = await withinLimit(pending, 'the reader waiting here');
+    assert.equal(rwlock.readers, 2);
+    guard.unlock();
+    mine.unlock();
+    assert.equal(state(), 0);
+
+    // A drain that the last reader left to a writer that had died: a newcomer ends it itself.
+    const again = rwlock.lockShared();
+    const second = await drainedBy();
+    second.kill('SIGKILL');
+    await exited(second);
+    again.unlock();
+    assert.notEqual(state() & DRAINING, 0);
+    assert.equal(rwlock.tryLockShared(), true);
+    rwlock.unlockShared();
+    assert.equal(state(), 0);
   });
 
   it('the release of a read lock in another process wakes a blocked writer and a Promise writer; a downgrade lets readers in', async () => {

@@ -26,6 +26,7 @@ namespace {
 
 using testing::Gate;
 using testing::kHangGuardMs;
+using testing::RunOnEndingThread;
 using testing::TemporaryRegion;
 using testing::ThreadGroup;
 using testing::WaitUntil;
@@ -302,6 +303,59 @@ TEST_P(CrossProcessTest, AnUpgradeWaitsForAReaderElsewhereToLeave) {
   EXPECT_EQ(shared.lock.writer(), self);
   EXPECT_EQ(shared.lock.unlock(self), RwLockWords::UnlockStatus::kUnlocked);
   EXPECT_EQ(shared.state(), 0);
+}
+
+TEST_P(CrossProcessTest, AWriterRefusedBesideReadersElsewhereDrainsThemAtOnce) {
+  RegionRwLock shared;
+  ASSERT_NE(shared.region.opened.region, nullptr);
+  // Another process's reader holds it.
+  atomic_ref<std::int32_t>(shared.words[RwLockWords::kStateIndex]).store(RwLockWords::kOneReader);
+  std::atomic<Outcome> outcome{Outcome::kPending};
+  std::atomic<ThreadId> writer{kNoThread};
+  ThreadGroup threads;
+  threads.Start([&] {
+    writer = shared.self();
+    outcome = shared.lock.lock(writer, Deadline::after_ms(kHangGuardMs));
+  });
+  ASSERT_TRUE(WaitUntil([&] { return parking_lot::queued_count(shared.words) == 1; }));
+  // No reader joins while it drains, and the owner word names it.
+  EXPECT_EQ(shared.state(),
+            RwLockWords::kOneReader | RwLockWords::kDraining | RwLockWords::kParked);
+  EXPECT_FALSE(shared.lock.try_lock_shared());
+  EXPECT_EQ(RwLockWords::holder_at(shared.words), writer);
+  change_elsewhere(shared.words, shared.state() - RwLockWords::kOneReader, shared.words);
+  threads.JoinOrAbort();
+  EXPECT_EQ(outcome, Outcome::kAcquired);
+  EXPECT_EQ(shared.lock.writer(), writer);
+  EXPECT_EQ(shared.lock.unlock(writer), RwLockWords::UnlockStatus::kUnlocked);
+  EXPECT_EQ(shared.state(), 0);
+}
+
+TEST(CrossProcessRwLockTest, TheDrainOfAWriterThatEndedIsEndedByWhoeverFindsIt) {
+  RegionRwLock shared;
+  ASSERT_NE(shared.region.opened.region, nullptr);
+  ThreadId gone = kNoThread;
+  RunOnEndingThread([&] { gone = shared.self(); });
+  ASSERT_TRUE(shared_region::owner_ended(shared.words, gone));
+  // A drain its writer's process left behind, the readers it waited for gone too.
+  atomic_ref<std::int32_t>(shared.words[RwLockWords::kStateIndex])
+      .store(RwLockWords::kDraining | RwLockWords::kParked);
+  atomic_ref<std::int32_t>(shared.words[RwLockWords::kOwnerIndex]).store(gone);
+  const ThreadId self = shared.self();
+  ThreadId reported = kNoThread;
+  EXPECT_EQ(shared.lock.try_lock_from_ended(RwLockWords::Mode::kShared, self, &reported),
+            Outcome::kAcquired);
+  // Not an owner death: the writer held nothing.
+  EXPECT_EQ(reported, kNoThread);
+  EXPECT_EQ(shared.state(), RwLockWords::kOneReader);
+  EXPECT_EQ(shared.lock.unlock_shared(), RwLockWords::UnlockStatus::kUnlocked);
+  // A live writer's drain is left alone.
+  atomic_ref<std::int32_t>(shared.words[RwLockWords::kStateIndex])
+      .store(RwLockWords::kOneReader | RwLockWords::kDraining | RwLockWords::kParked);
+  atomic_ref<std::int32_t>(shared.words[RwLockWords::kOwnerIndex]).store(self);
+  EXPECT_FALSE(shared.lock.end_ended_drain(kNoThread));
+  EXPECT_EQ(shared.state(),
+            RwLockWords::kOneReader | RwLockWords::kDraining | RwLockWords::kParked);
 }
 
 TEST(CrossProcessRwLockTest, ASlowReleaseClearsTheParkedBitExactlyWhenItFreesTheLock) {
