@@ -252,11 +252,13 @@ class RwLockWords : public Int32Words<2> {
   // has passed; kCorrupt if the draining bit is gone.
   Outcome drain_or_enqueue(ThreadId self, Waiter& waiter, Deadline deadline = Deadline::never());
 
-  // The draining writer gives up (its deadline, an interrupt, a cancel): the draining bit goes,
-  // and in the same step the waiters it kept out are granted what they can have now (wake-ups
-  // appended to `deferred` if given, as for parking_lot::cancel()). Only an upgrader, whose hold
-  // keeps the lock taken, may pass `grant` false: a release of that hold grants them later.
-  void end_drain(parking_lot::Wakeups* deferred = nullptr, bool grant = true) noexcept;
+  // The draining writer `self` gives up (its deadline, an interrupt, a cancel): the draining bit
+  // goes, and in the same step the waiters it kept out are granted what they can have now
+  // (wake-ups appended to `deferred` if given, as for parking_lot::cancel()). Only an upgrader,
+  // whose hold keeps the lock taken, may pass `grant` false: a release of that hold grants them
+  // later. In a region it ends only a drain that is still its own (end_drain_in_region()).
+  void end_drain(ThreadId self, parking_lot::Wakeups* deferred = nullptr,
+                 bool grant = true) noexcept;
 
   // Where the draining writer waits: the owner word, a key of its own; in memory other processes
   // share, the lock's own queue (rwlock_across_processes.cpp).
@@ -409,8 +411,14 @@ class RwLockWords : public Int32Words<2> {
   // to look again (wake-ups to `deferred` if given). For 0 (a waiter that left) it only wakes.
   void release_in_region(std::int32_t released, parking_lot::Wakeups* deferred = nullptr) noexcept;
   // In a region: clears the draining bit if it is still set (and the parked bit with it if that
-  // frees the lock), and wakes as release_in_region() does.
+  // frees the lock), and wakes as release_in_region() does. The caller has made the drain its
+  // own to end: a writer's by claiming the owner word that names the writer.
   void end_drain_in_region(parking_lot::Wakeups* deferred) noexcept;
+  // In a region: ends the drain of `self` if it is still that writer's or upgrader's.
+  void end_own_drain_in_region(ThreadId self, parking_lot::Wakeups* deferred) noexcept;
+  // In a region: gives back the upgradable read hold, with the draining bit if set, reading both
+  // from the word it changes (an ended upgrader's drain may be ended meanwhile).
+  void release_upgradable_in_region() noexcept;
   static void wake_to_look_again(const void* address, parking_lot::Wakeups* deferred) noexcept;
 
   // Gives up the write hold of `self`, keeping `keep` (0, or kOneReader for a downgrade): checks

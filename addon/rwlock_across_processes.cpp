@@ -35,6 +35,7 @@
 
 #include "cross_process.h"
 #include "rwlock.h"
+#include "shared_region.h"
 
 namespace parklock {
 
@@ -84,6 +85,42 @@ void RwLockWords::end_drain_in_region(parking_lot::Wakeups* deferred) noexcept {
       return;
     }
   }
+}
+
+void RwLockWords::end_own_drain_in_region(ThreadId self, parking_lot::Wakeups* deferred) noexcept {
+  const std::int32_t seen = state().load(std::memory_order_acquire);
+  if ((seen & kDraining) == 0) return;
+  if ((seen & kUpgradable) != 0) {
+    // An upgrader's drain is part of its hold, whose owner word stays: ended here while the hold
+    // is still this thread's, and otherwise with the hold, by whoever releases it once its
+    // thread has ended (a wake-up given up after that end must not end the next upgrader's).
+    if (owner().load(std::memory_order_acquire) != self ||
+        shared_region::owner_ended(address(), self)) {
+      return;
+    }
+    end_drain_in_region(deferred);
+    return;
+  }
+  // A writer's drain: ended by whoever claims the name, this writer or end_ended_drain().
+  ThreadId mine = self;
+  if (!owner().compare_exchange_strong(mine, kNoThread, std::memory_order_acquire,
+                                       std::memory_order_relaxed)) {
+    return;
+  }
+  end_drain_in_region(deferred);
+}
+
+void RwLockWords::release_upgradable_in_region() noexcept {
+  std::int32_t seen = state().load(std::memory_order_relaxed);
+  for (;;) {
+    std::int32_t next = seen - kUpgradable - kOneReader - (seen & kDraining);
+    if (!is_held(next)) next = 0;
+    if (state().compare_exchange_weak(seen, next, std::memory_order_release,
+                                      std::memory_order_relaxed)) {
+      break;
+    }
+  }
+  wake_to_look_again(address(), nullptr);
 }
 
 bool RwLockWords::begin_drain_in_region(ThreadId self) noexcept {

@@ -49,24 +49,19 @@ Outcome RwLockWords::drain_or_enqueue(ThreadId self, Waiter& waiter, Deadline de
         break;
     }
     if (deadline.expired()) {
-      end_drain();
+      end_drain(self);
       return Outcome::kTimedOut;
     }
     if (parking_lot::enqueue(drain_wait_key(), waiter, must_wait, site)) return Outcome::kPending;
   }
 }
 
-void RwLockWords::end_drain(parking_lot::Wakeups* deferred, bool grant) noexcept {
-  std::int32_t seen = state().load(std::memory_order_relaxed);
+void RwLockWords::end_drain(ThreadId self, parking_lot::Wakeups* deferred, bool grant) noexcept {
   if (in_region()) {
-    // A writer's drain names its writer there (an upgrader's names the upgrader, who stays): the
-    // name goes first, as a writer's release clears it before the bits.
-    if ((seen & (kDraining | kUpgradable)) == kDraining) {
-      owner().store(kNoThread, std::memory_order_relaxed);
-    }
-    end_drain_in_region(deferred);
+    end_own_drain_in_region(self, deferred);
     return;
   }
+  std::int32_t seen = state().load(std::memory_order_relaxed);
   while ((seen & kDraining) != 0) {
     // The bit and the grant of the waiters it kept out in one step: the word never shows a free
     // lock with waiters refused.

@@ -50,9 +50,10 @@ bool RwLockWords::take_from_ended_owner(Mode mode, ThreadId self, ThreadId* ende
   }
   std::int32_t seen = state().load(std::memory_order_relaxed);
   if ((seen & kWriter) == 0) {
-    // The write hold seen above was released since, and the name is an upgradable reader's that
-    // ended: not a write lock to take over. The name goes back (nobody else writes the owner word
-    // of a held upgradable lock) for release_ended_upgrader().
+    // The write hold seen above was released since, and the name is an upgradable reader's (or in
+    // a region a draining writer's) that ended: not a write lock to take over. The name goes back
+    // (nobody else writes the owner word while either holds it) for release_ended_upgrader() (or
+    // end_ended_drain()).
     ThreadId mine = claimed;
     owner().compare_exchange_strong(mine, holder, std::memory_order_relaxed);
     return false;

@@ -76,7 +76,7 @@ Outcome RwLockWords::LockStep::resume(Waiter& waiter, WakeToken token) {
 // look again obliges nothing (every waiter of this process was woken with it).
 void RwLockWords::LockStep::abandon(Waiter& /*waiter*/, WakeToken token) noexcept {
   if (is_drain_wake(token) || (token == kLookAgain && draining_)) {
-    lock_.end_drain();
+    lock_.end_drain(self_);
   } else {
     lock_.abandon_wake(self_, token);
   }
@@ -88,7 +88,7 @@ void RwLockWords::LockStep::abandon(Waiter& /*waiter*/, WakeToken token) noexcep
 bool RwLockWords::LockStep::cancel(Waiter& waiter, parking_lot::Wakeups* deferred) noexcept {
   if (!draining_) return lock_.cancel(waiter, deferred);
   if (!parking_lot::cancel(waiter)) return false;
-  lock_.end_drain(deferred, /*grant=*/!upgrade_ || deferred == nullptr);
+  lock_.end_drain(self_, deferred, /*grant=*/!upgrade_ || deferred == nullptr);
   return true;
 }
 

@@ -29,6 +29,10 @@ RwLockWords::UnlockStatus RwLockWords::release_upgradable_slow() noexcept {
 }
 
 void RwLockWords::release_upgradable_hold() noexcept {
+  if (in_region()) {
+    release_upgradable_in_region();
+    return;
+  }
   for (;;) {
     std::int32_t seen = state().load(std::memory_order_relaxed);
     // The draining bit is this hold's too (beside an upgradable hold only its holder sets it).
@@ -57,8 +61,9 @@ bool RwLockWords::release_ended_upgrader(ThreadId self) noexcept {
     return false;
   }
   if ((state().load(std::memory_order_relaxed) & kUpgradable) == 0) {
-    // The upgradable hold seen above was released since, and the name is a writer's that ended:
-    // it goes back, for take_from_ended_owner() to find.
+    // The upgradable hold seen above was released since, and the name is a writer's that ended
+    // (or in a region a draining writer's): it goes back, for take_from_ended_owner() (or
+    // end_ended_drain()) to find.
     ThreadId none = kNoThread;
     owner().compare_exchange_strong(none, holder, std::memory_order_relaxed);
     return true;

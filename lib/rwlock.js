@@ -111,7 +111,10 @@ class RWLock extends Primitive {
     }
     // In sharedMemory() the owner word also names a writer that drains the readers: this thread's
     // lockAsync(), still waiting.
-    if ((state & WRITER) === 0) throw (state & DRAINING) !== 0 ? notOwner(notWriterMessage(state)) : corrupt('rwlock');
+    if ((state & WRITER) === 0) {
+      if ((state & DRAINING) === 0) throw corrupt('rwlock');
+      throw notOwner('Cannot unlock an rwlock whose write lock this thread still waits for');
+    }
     // The owner word first: a writer that takes the lock right after the release below writes
     // its own id, which must not be overwritten.
     Atomics.store(words, OWNER_INDEX, 0);

@@ -358,6 +358,38 @@ TEST(CrossProcessRwLockTest, TheDrainOfAWriterThatEndedIsEndedByWhoeverFindsIt) 
             RwLockWords::kOneReader | RwLockWords::kDraining | RwLockWords::kParked);
 }
 
+TEST(CrossProcessRwLockTest, ALateEndOfADrainLeavesTheNextOneAlone) {
+  RegionRwLock shared;
+  ASSERT_NE(shared.region.opened.region, nullptr);
+  auto& state = shared.words[RwLockWords::kStateIndex];
+  auto& owner = shared.words[RwLockWords::kOwnerIndex];
+  constexpr std::int32_t kDrained =
+      RwLockWords::kOneReader | RwLockWords::kDraining | RwLockWords::kParked;
+  ThreadId gone = kNoThread;
+  RunOnEndingThread([&] { gone = shared.self(); });
+  const ThreadId next = shared.self();
+  // A writer's drain that another writer has begun since: the first one's end is too late.
+  atomic_ref<std::int32_t>(state).store(kDrained);
+  atomic_ref<std::int32_t>(owner).store(next);
+  shared.lock.end_drain(gone);
+  EXPECT_EQ(shared.state(), kDrained);
+  EXPECT_EQ(atomic_ref<std::int32_t>(owner).load(), next);
+  // Its own, it ends, and its name goes.
+  shared.lock.end_drain(next);
+  EXPECT_EQ(shared.state(), RwLockWords::kOneReader | RwLockWords::kParked);
+  EXPECT_EQ(atomic_ref<std::int32_t>(owner).load(), kNoThread);
+  // An upgrader that ended: its drain goes with its hold, whoever releases that, and only once.
+  atomic_ref<std::int32_t>(state).store(RwLockWords::kUpgradable | 2 * RwLockWords::kOneReader |
+                                        RwLockWords::kDraining | RwLockWords::kParked);
+  atomic_ref<std::int32_t>(owner).store(gone);
+  shared.lock.end_drain(gone);
+  EXPECT_NE(shared.state() & RwLockWords::kDraining, 0);
+  EXPECT_TRUE(shared.lock.release_ended_upgrader(next));
+  EXPECT_EQ(shared.state(), RwLockWords::kOneReader | RwLockWords::kParked);
+  EXPECT_EQ(shared.lock.unlock_shared(), RwLockWords::UnlockStatus::kUnlocked);
+  EXPECT_EQ(shared.state(), 0);
+}
+
 TEST(CrossProcessRwLockTest, ASlowReleaseClearsTheParkedBitExactlyWhenItFreesTheLock) {
   RegionRwLock shared;
   ASSERT_NE(shared.region.opened.region, nullptr);

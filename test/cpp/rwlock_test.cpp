@@ -1302,7 +1302,7 @@ TEST_F(RwLockWordsTest, AnAsynchronousUpgradeIsWokenWhenTheLastOtherReaderLeaves
   GrantWaiter cancelled = GrantWaiter::Upgrade(kAsyncA);
   ASSERT_EQ(lock_.upgrade_or_enqueue(cancelled.thread(), cancelled), Outcome::kPending);
   ASSERT_TRUE(parking_lot::cancel(cancelled));
-  lock_.end_drain();
+  lock_.end_drain(kAsyncA);
   EXPECT_EQ(state(), kU | Readers(2));
   EXPECT_TRUE(lock_.try_lock_shared()) << "readers join again";
   ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
