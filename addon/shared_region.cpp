@@ -287,7 +287,8 @@ ThreadId identity_in_region(const void* word, ThreadId thread) noexcept {
 
 bool region_owner_ended(const void* word, ThreadId owner) noexcept {
   const Region* region = region_at(word);
-  if (region == nullptr) return false;
+  // Outside every region a word names this process's threads, whatever their bits.
+  if (region == nullptr) return thread_ended(owner);
   const std::size_t slot = slot_of(owner);
   if (slot >= kSlots) return true;  // no slot ever made that identity
   const std::uint32_t state = region->state(slot).load(std::memory_order_acquire);
@@ -349,8 +350,8 @@ Region* region_at(const void*) noexcept {
 ThreadId identity_in_region(const void*, ThreadId thread) noexcept {
   return thread;
 }
-bool region_owner_ended(const void*, ThreadId) noexcept {
-  return true;  // no region made that identity
+bool region_owner_ended(const void*, ThreadId owner) noexcept {
+  return thread_ended(owner);  // no region: a word names this process's threads
 }
 std::size_t end_identities(ThreadId, ThreadId*, std::size_t) noexcept {
   return 0;

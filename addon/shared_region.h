@@ -122,8 +122,9 @@ inline ThreadId identity_at(const void* word, ThreadId thread) noexcept {
   return any_mapped() ? identity_in_region(word, thread) : thread;
 }
 
-// Whether the holder `owner` of the word at `word` has ended: a region identity is looked up in
-// the region's slots; anything else is a thread of this process (thread_id.h).
+// Whether the holder `owner` of the word at `word` has ended: a region identity of a word in a
+// region is looked up in the region's slots; anything else is a thread of this process
+// (thread_id.h), whatever its bits, as a word outside every region names only those.
 bool region_owner_ended(const void* word, ThreadId owner) noexcept;
 inline bool owner_ended(const void* word, ThreadId owner) noexcept {
   return is_region_identity(owner) ? region_owner_ended(word, owner) : thread_ended(owner);
