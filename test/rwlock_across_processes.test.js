@@ -253,6 +253,24 @@ describe('an RWLock across processes', { skip: !native.regionsSupported && 'no r
     rwlock.unlock();
   });
 
+  it('a worker terminated holding the write lock is reported to the next acquirer; bad offsets get coded errors', async () => {
+    const { file, memory, rwlock } = region();
+    const worker = new Worker(AGENT, { workerData: [file, 'hold', 'write'] });
+    await withinLimit(messageFrom(worker, (m) => m === 'locked'), 'the worker to take the write lock');
+    assert.equal(rwlock.writerProcess, process.pid);
+    const pending = settled(rwlock.lockSharedAsync());
+    await withinLimit(worker.terminate(), 'worker.terminate() of a thread holding a region rwlock');
+    const { error } = await withinLimit(pending, 'the reader after the worker ended');
+    assert.equal(error?.code, 'ERR_PARKLOCK_OWNER_DIED');
+    error.guard.unlock();
+    assert.equal(rwlock.tryLock(), true);
+    rwlock.unlock();
+    for (const offset of [-8, 2, 124, 128]) {
+      assert.throws(() => new RWLock(memory, offset), { code: 'ERR_OUT_OF_RANGE' }, String(offset));
+    }
+    assert.throws(() => new RWLock(memory, '0'), { code: 'ERR_INVALID_ARG_TYPE' });
+  });
+
   it('inspect() names the writer\'s process, and this process\'s waiters by thread', async () => {
     const { rwlock, holder } = await heldElsewhere('write');
     const pending = rwlock.lockSharedAsync();
