@@ -43,6 +43,9 @@ constexpr std::size_t kMostWords = 128;
 struct Watched {
   const void* key;
   const WaitSite* site;
+  // A use of the key's region (shared_region.h), so that it stays mapped while the relay looks
+  // at the word, also after the last waiter here left it.
+  shared_region::Region* region;
   // The word as the latest waiter to queue here saw it before it checked it, or as the relay
   // last woke waiters to look at it: a word that reads otherwise has changed since, and a
   // release among those changes may have woken no relay here.
@@ -105,13 +108,17 @@ void take_stock(Relay& state, std::vector<Watched>& keys, std::vector<std::int32
   keys.clear();
   values.clear();
   std::vector<Watched> stale;
+  std::vector<shared_region::Region*> unwatched;
   {
     const std::lock_guard<std::mutex> guard(state.lock);
     auto& list = state.watched;
-    list.erase(
-        std::remove_if(list.begin(), list.end(),
-                       [](const Watched& w) { return parking_lot::queued_count(w.key) == 0; }),
-        list.end());
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [&unwatched](const Watched& w) {
+                                if (parking_lot::queued_count(w.key) != 0) return false;
+                                unwatched.push_back(w.region);
+                                return true;
+                              }),
+               list.end());
     for (Watched& w : list) {
       if (keys.size() + 1 == kMostWords) break;
       const std::int32_t now = load_word(w.key);
@@ -125,6 +132,7 @@ void take_stock(Relay& state, std::vector<Watched>& keys, std::vector<std::int32
     }
   }
   for (const Watched& w : stale) look_again(w);
+  for (shared_region::Region* region : unwatched) shared_region::release(region);
 }
 
 void run_relay() {
@@ -194,7 +202,10 @@ void watch(const void* key, const WaitSite* site, std::int32_t seen) noexcept {
       found->expected = seen;
       found->changed_since = true;
     } else {
-      state.watched.push_back({key, site, seen});
+      // The caller waits on the key, so it holds a use of its region already.
+      shared_region::Region* region = shared_region::region_at(key);
+      shared_region::retain(region);
+      state.watched.push_back({key, site, region, seen});
     }
     if (!state.started) {
       try {

@@ -1,8 +1,10 @@
 #include "shared_region.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <mutex>
+#include <string>
 
 #include "atomic_ref.h"
 
@@ -24,14 +26,19 @@ namespace parklock::shared_region {
 struct Region {
   std::uint8_t* base = nullptr;  // the header; the user area follows it
   std::uint64_t user_bytes = 0;
-  int fd = -1;  // kept open: it carries this process's liveness locks
+  std::uint64_t identity = 0;  // the file's identity (header offset 16), as it was mapped
+  int fd = -1;                 // kept open: it carries this process's liveness locks
   dev_t device = 0;
   ino_t inode = 0;
+  // Uses (shared_region.h): taken by a holder of one, or under `registry`; the last given back
+  // under `registry`, so that a new use of a region found there cannot race its unmapping.
+  std::atomic<std::size_t> uses{1};
   // Slots this process took, written under `taking`: a thread's slot is looked up here, not in
   // the file, which another process could scribble on. Read without the lock by owner_ended().
   std::mutex taking;
   std::array<std::atomic<ThreadId>, kSlots> local_thread{};  // 0: not ours
 
+  std::size_t mapped_bytes() const { return kHeaderBytes + user_bytes; }
   std::uintptr_t user_begin() const {
     return reinterpret_cast<std::uintptr_t>(base) + kHeaderBytes;
   }
@@ -46,25 +53,106 @@ struct Region {
   atomic_ref<std::uint32_t> pid(std::size_t slot) const { return slot_field(slot, 1); }
   atomic_ref<std::uint32_t> thread(std::size_t slot) const { return slot_field(slot, 2); }
   atomic_ref<std::uint32_t> state(std::size_t slot) const { return slot_field(slot, 3); }
+  // The file's identity as the header holds it now.
+  std::uint64_t identity_in_file() const {
+    return std::uint64_t{word(kIdentityOffset).load(std::memory_order_relaxed)} |
+           (std::uint64_t{word(kIdentityOffset + 4).load(std::memory_order_relaxed)} << 32);
+  }
 };
 
 namespace {
 
-constexpr std::size_t kMostRegions = 64;
-
-// Regions are appended and never removed, so readers walk the first `mapped_count` entries
-// without a lock.
-std::array<std::atomic<Region*>, kMostRegions> mapped{};
+// The regions mapped, as spans of user memory, walked without a lock by region_at() on every
+// parking-lot operation while any is mapped. Changes (a region mapped or released) are made under
+// `registry`, and `changes` is odd while they are under way: a walk that saw it change looks
+// again (a sequence lock), so that it never takes one region's start with another's end. The
+// first `mapped_count` spans are in use, in the order of their addresses, which do not overlap.
+struct Span {
+  std::atomic<std::uintptr_t> begin{0};
+  std::atomic<std::uintptr_t> end{0};
+  std::atomic<Region*> region{nullptr};
+};
+std::array<Span, kMostRegions> spans;
+std::atomic<std::uint32_t> changes{0};
 using detail::mapped_count;
-std::mutex opening;  // serialises open(): one mapping per file
+std::mutex registry;
 
-bool liveness_lock(const Region& region, std::size_t slot, short type) {
+// Makes `changes` odd for its lifetime; the caller holds `registry`.
+class Changing {
+ public:
+  Changing() {
+    changes.store(changes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+  }
+  ~Changing() {
+    changes.store(changes.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+  Changing(const Changing&) = delete;
+  Changing& operator=(const Changing&) = delete;
+};
+
+void set_span(std::size_t index, std::uintptr_t begin, std::uintptr_t end, Region* region) {
+  spans[index].begin.store(begin, std::memory_order_release);
+  spans[index].end.store(end, std::memory_order_release);
+  spans[index].region.store(region, std::memory_order_release);
+}
+
+void copy_span(std::size_t to, std::size_t from) {
+  set_span(to, spans[from].begin.load(std::memory_order_relaxed),
+           spans[from].end.load(std::memory_order_relaxed),
+           spans[from].region.load(std::memory_order_relaxed));
+}
+
+// Under `registry`, with `changes` odd: `region` takes its place in the order of addresses.
+void insert_span(Region* region) {
+  const std::size_t count = mapped_count.load(std::memory_order_relaxed);
+  std::size_t at = count;
+  for (; at > 0 && spans[at - 1].begin.load(std::memory_order_relaxed) > region->user_begin();
+       --at) {
+    copy_span(at, at - 1);
+  }
+  set_span(at, region->user_begin(), region->user_end(), region);
+  mapped_count.store(count + 1, std::memory_order_relaxed);
+}
+
+// Under `registry`, with `changes` odd: the spans after `region`'s move up into its place.
+void remove_span(const Region* region) {
+  const std::size_t count = mapped_count.load(std::memory_order_relaxed);
+  std::size_t at = 0;
+  while (at < count && spans[at].region.load(std::memory_order_relaxed) != region) ++at;
+  if (at == count) return;
+  for (; at + 1 < count; ++at) copy_span(at, at + 1);
+  set_span(count - 1, 0, 0, nullptr);
+  mapped_count.store(count - 1, std::memory_order_relaxed);
+}
+
+bool file_intact(const Region& region);
+
+// Under `registry`: the region of this file, if this process has it mapped and the file still
+// holds what was mapped (a mapping of a file truncated since stays for its users, but a new
+// opener maps the file as it is now).
+Region* mapped_file(const struct stat& info) {
+  const std::size_t count = mapped_count.load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < count; ++i) {
+    Region* region = spans[i].region.load(std::memory_order_relaxed);
+    if (region->device == info.st_dev && region->inode == info.st_ino && file_intact(*region)) {
+      return region;
+    }
+  }
+  return nullptr;
+}
+
+bool byte_lock(int fd, std::int64_t byte, short type) {
   struct flock lock {};
   lock.l_type = type;
   lock.l_whence = SEEK_SET;
-  lock.l_start = kLivenessBase + static_cast<std::int64_t>(slot);
+  lock.l_start = byte;
   lock.l_len = 1;
-  return fcntl(region.fd, F_OFD_SETLK, &lock) == 0;
+  return fcntl(fd, F_OFD_SETLK, &lock) == 0;
+}
+
+bool liveness_lock(const Region& region, std::size_t slot, short type) {
+  return byte_lock(region.fd, kLivenessBase + static_cast<std::int64_t>(slot), type);
 }
 
 // Whether some open file description (another process's: ours never conflicts with itself)
@@ -125,6 +213,11 @@ ThreadId take_slot(Region& region, ThreadId thread) {
   return kNoThread;
 }
 
+bool file_intact(const Region& region) {
+  return region.word(0).load(std::memory_order_acquire) == kMagic &&
+         region.identity_in_file() == region.identity;
+}
+
 Opened failure(OpenError error, int error_number = 0) {
   Opened opened;
   opened.error = error;
@@ -132,72 +225,166 @@ Opened failure(OpenError error, int error_number = 0) {
   return opened;
 }
 
-// Waits (up to a second) for a creator to finish the header, and checks it.
-Opened check_header(const std::uint8_t* header, std::uint64_t file_bytes) {
-  const atomic_ref<const std::uint32_t> magic(*reinterpret_cast<const std::uint32_t*>(header));
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  while (magic.load(std::memory_order_acquire) != kMagic) {
-    if (std::chrono::steady_clock::now() > give_up) return failure(OpenError::kNotARegion);
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+Opened opened_from(Region* region) {
   Opened opened;
-  const std::uint32_t version = *reinterpret_cast<const std::uint32_t*>(header + 4);
-  if (version != kVersion) {
-    opened.error = OpenError::kVersion;
-    opened.found_version = version;
-    return opened;
-  }
-  opened.size = *reinterpret_cast<const std::uint64_t*>(header + 8);
-  if (opened.size > kMaxUserBytes || kHeaderBytes + opened.size > file_bytes) {
-    return failure(OpenError::kTooSmall);
-  }
+  opened.region = region;
+  opened.words = reinterpret_cast<std::int32_t*>(region->user_begin());
+  opened.size = region->user_bytes;
   return opened;
 }
 
-// An existing file: waits (up to a second) for its creator to size it and finish its header,
-// and checks the header; the result's size is the region's.
-Opened wait_until_ready(int fd, std::uint64_t requested) {
-  struct stat now {};
-  if (fstat(fd, &now) != 0) return failure(OpenError::kSystem, errno);
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  while (static_cast<std::uint64_t>(now.st_size) < kHeaderBytes) {
-    if (std::chrono::steady_clock::now() > give_up) return failure(OpenError::kNotARegion);
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (fstat(fd, &now) != 0) return failure(OpenError::kSystem, errno);
-  }
-  void* header = mmap(nullptr, kHeaderBytes, PROT_READ, MAP_SHARED, fd, 0);
-  if (header == MAP_FAILED) return failure(OpenError::kSystem, errno);
-  const Opened checked = check_header(static_cast<const std::uint8_t*>(header),
-                                      static_cast<std::uint64_t>(now.st_size));
-  munmap(header, kHeaderBytes);
-  if (checked.error == OpenError::kNone && requested > checked.size) {
-    return failure(OpenError::kTooSmall);
-  }
-  return checked;
+// A number that tells this file from every other made at the same path: it need not be secret.
+std::uint64_t new_file_identity() {
+  static std::atomic<std::uint64_t> made{0};
+  std::uint64_t x =
+      static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+      (static_cast<std::uint64_t>(getpid()) << 40) ^
+      (made.fetch_add(1, std::memory_order_relaxed) * 0x9e3779b97f4a7c15u);
+  // splitmix64's finalizer spreads the bits.
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+  x ^= x >> 31;
+  return x == 0 ? 1 : x;
 }
 
-Opened map_region(int fd, const struct stat& info, bool created, std::uint64_t size) {
-  if (created && ftruncate(fd, static_cast<off_t>(kHeaderBytes + size)) != 0) {
-    return failure(OpenError::kSystem, errno);
-  }
+// Maps the whole file `fd` (kHeaderBytes + `size` bytes, which it holds): a Region not yet
+// registered, which owns `fd` from then on.
+Region* map_file(int fd, const struct stat& info, std::uint64_t size, OpenError* error,
+                 int* error_number) {
   void* base = mmap(nullptr, kHeaderBytes + size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (base == MAP_FAILED) return failure(OpenError::kSystem, errno);
+  if (base == MAP_FAILED) {
+    *error = OpenError::kSystem;
+    *error_number = errno;
+    return nullptr;
+  }
   auto* region = new Region();
   region->base = static_cast<std::uint8_t*>(base);
   region->user_bytes = size;
   region->fd = fd;
   region->device = info.st_dev;
   region->inode = info.st_ino;
-  if (created) {
-    *reinterpret_cast<std::uint32_t*>(region->base + 4) = kVersion;
-    *reinterpret_cast<std::uint64_t*>(region->base + 8) = size;
-    region->word(0).store(kMagic, std::memory_order_release);
+  return region;
+}
+
+void unmap(Region* region) {
+  munmap(region->base, region->mapped_bytes());
+  close(region->fd);
+  delete region;
+}
+
+// Makes the mapped, zeroed file of `region` a region: the magic goes last, so that an opener that
+// sees it sees the rest.
+void write_header(Region& region) {
+  region.identity = new_file_identity();
+  region.word(4).store(kVersion, std::memory_order_relaxed);
+  region.word(8).store(static_cast<std::uint32_t>(region.user_bytes), std::memory_order_relaxed);
+  region.word(12).store(static_cast<std::uint32_t>(region.user_bytes >> 32),
+                        std::memory_order_relaxed);
+  region.word(kIdentityOffset)
+      .store(static_cast<std::uint32_t>(region.identity), std::memory_order_relaxed);
+  region.word(kIdentityOffset + 4)
+      .store(static_cast<std::uint32_t>(region.identity >> 32), std::memory_order_relaxed);
+  region.word(0).store(kMagic, std::memory_order_release);
+}
+
+// Registers `region` (one use, the caller's), or gives it up if this process has the most
+// regions mapped. Or, where another thread of this process mapped the same file meanwhile, gives
+// `region` up and returns a new use of that one.
+Opened publish(Region* region, bool created) {
+  {
+    const std::lock_guard<std::mutex> guard(registry);
+    struct stat info {};
+    info.st_dev = region->device;
+    info.st_ino = region->inode;
+    Region* already = mapped_file(info);
+    const std::size_t count = mapped_count.load(std::memory_order_relaxed);
+    if (already == nullptr && count < kMostRegions) {
+      const Changing changing;
+      insert_span(region);
+      Opened opened = opened_from(region);
+      opened.created = created;
+      return opened;
+    }
+    if (already != nullptr) already->uses.fetch_add(1, std::memory_order_relaxed);
+    unmap(region);
+    if (already != nullptr) return opened_from(already);
   }
-  Opened opened;
-  opened.region = region;
-  opened.words = reinterpret_cast<std::int32_t*>(region->user_begin());
-  opened.size = size;
-  return opened;
+  return failure(OpenError::kTooMany);
+}
+
+// What the header of an existing file says, read through a read-only mapping of it: kNone with
+// the region's size, kUnfinished (no magic yet, and nothing but an unfinished region's zeros),
+// or why it is not a region.
+Opened read_header(int fd, std::uint64_t file_bytes) {
+  if (file_bytes == 0) return failure(OpenError::kUnfinished);
+  const std::size_t length = std::min<std::uint64_t>(file_bytes, kHeaderBytes);
+  void* mapped = mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
+  if (mapped == MAP_FAILED) return failure(OpenError::kSystem, errno);
+  const auto* header = static_cast<const std::uint8_t*>(mapped);
+  const auto field = [header](std::size_t offset) {
+    return atomic_ref<const std::uint32_t>(*reinterpret_cast<const std::uint32_t*>(header + offset))
+        .load(std::memory_order_acquire);
+  };
+  Opened checked;
+  if (length < 4 || field(0) != kMagic) {
+    // A creator of an earlier layout wrote the version and the size before the magic; everything
+    // else of an unfinished region is zero.
+    const bool zeros = std::all_of(header + std::min<std::size_t>(length, 16), header + length,
+                                   [](std::uint8_t byte) { return byte == 0; }) &&
+                       std::all_of(header, header + std::min<std::size_t>(length, 4),
+                                   [](std::uint8_t byte) { return byte == 0; });
+    checked = failure(zeros ? OpenError::kUnfinished : OpenError::kNotARegion);
+  } else if (length < kHeaderBytes) {
+    checked = failure(OpenError::kTooSmall);
+  } else if (field(4) != kVersion) {
+    checked.error = OpenError::kVersion;
+    checked.found_version = field(4);
+  } else {
+    checked.size = std::uint64_t{field(8)} | (std::uint64_t{field(12)} << 32);
+    if (checked.size > kMaxUserBytes || kHeaderBytes + checked.size > file_bytes) {
+      checked = failure(OpenError::kTooSmall);
+    }
+  }
+  munmap(mapped, length);
+  return checked;
+}
+
+// An unfinished file (read_header()): repaired into a region of `size` user bytes under the init
+// lock, or, once another process's repair has finished, read again. Never waits longer than
+// kRepairWait, and only while another process holds the lock.
+Opened repair(int fd, bool may_repair, std::uint64_t size) {
+  const auto give_up = std::chrono::steady_clock::now() + kRepairWait;
+  while (!byte_lock(fd, kInitLock, F_WRLCK)) {
+    if (errno != EAGAIN && errno != EACCES) return failure(OpenError::kSystem, errno);
+    if (std::chrono::steady_clock::now() > give_up) return failure(OpenError::kBusy);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  // Under the lock: a repair that finished meanwhile shows in the file.
+  struct stat info {};
+  Opened result;
+  if (fstat(fd, &info) != 0) {
+    result = failure(OpenError::kSystem, errno);
+  } else {
+    result = read_header(fd, static_cast<std::uint64_t>(info.st_size));
+  }
+  if (result.error == OpenError::kUnfinished && may_repair) {
+    result = failure(OpenError::kSystem);
+    const int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (own < 0) {
+      result.error_number = errno;
+    } else if (ftruncate(own, 0) != 0 ||
+               ftruncate(own, static_cast<off_t>(kHeaderBytes + size)) != 0) {
+      result.error_number = errno;
+      close(own);
+    } else if (Region* region = map_file(own, info, size, &result.error, &result.error_number)) {
+      write_header(*region);
+      result = publish(region, /*created=*/true);
+    } else {
+      close(own);
+    }
+  }
+  byte_lock(fd, kInitLock, F_UNLCK);
+  return result;
 }
 
 }  // namespace
@@ -206,53 +393,140 @@ bool supported() noexcept {
   return true;
 }
 
-Opened adopt(int caller_fd, bool created, std::uint64_t size) {
+Opened create(const char* path, unsigned mode, std::uint64_t size) {
+  if (size > kMaxUserBytes) return failure(OpenError::kTooSmall);
+  const std::string target(path);
+  const std::size_t slash = target.find_last_of('/');
+  const std::string directory =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : target.substr(0, slash));
+  int fd = open(directory.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
+  std::string temporary;
+  if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+    // No unnamed files here: a unique name beside the target, removed once linked.
+    temporary = target + ".parklock-" + std::to_string(getpid()) + "-" +
+                std::to_string(new_file_identity());
+    fd = open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  }
+  if (fd < 0) return failure(OpenError::kSystem, errno);
+  struct stat info {};
+  OpenError error = OpenError::kSystem;
+  int error_number = 0;
+  Region* region = nullptr;
+  if (ftruncate(fd, static_cast<off_t>(kHeaderBytes + size)) != 0 || fstat(fd, &info) != 0) {
+    error_number = errno;
+    close(fd);
+  } else if ((region = map_file(fd, info, size, &error, &error_number)) == nullptr) {
+    close(fd);
+  }
+  if (region == nullptr) {
+    if (!temporary.empty()) unlink(temporary.c_str());
+    return failure(error, error_number);
+  }
+  write_header(*region);
+  int linked;
+  if (temporary.empty()) {
+    const std::string self = "/proc/self/fd/" + std::to_string(fd);
+    linked = linkat(AT_FDCWD, self.c_str(), AT_FDCWD, path, AT_SYMLINK_FOLLOW);
+  } else {
+    linked = link(temporary.c_str(), path);
+  }
+  const int link_error = errno;
+  if (!temporary.empty()) unlink(temporary.c_str());
+  if (linked != 0) {
+    unmap(region);
+    return failure(link_error == EEXIST ? OpenError::kExists : OpenError::kSystem, link_error);
+  }
+  return publish(region, /*created=*/true);
+}
+
+Opened adopt(int caller_fd, bool may_repair, std::uint64_t size) {
   if (size > kMaxUserBytes) return failure(OpenError::kTooSmall);
   struct stat info {};
   if (fstat(caller_fd, &info) != 0) return failure(OpenError::kSystem, errno);
   if (!S_ISREG(info.st_mode)) return failure(OpenError::kNotRegular);
   if (info.st_uid != geteuid()) return failure(OpenError::kForeignOwner);
-  if (!created) {
-    // Outside the lock: another thread of this process may be the creator it waits for.
-    const Opened ready = wait_until_ready(caller_fd, size);
-    if (ready.error != OpenError::kNone) return ready;
-    size = ready.size;
+  {
+    const std::lock_guard<std::mutex> guard(registry);
+    if (Region* region = mapped_file(info)) {
+      if (size > region->user_bytes) return failure(OpenError::kTooSmall);
+      region->uses.fetch_add(1, std::memory_order_relaxed);
+      return opened_from(region);
+    }
   }
-  const std::lock_guard<std::mutex> guard(opening);
-  const std::size_t count = mapped_count.load(std::memory_order_acquire);
-  for (std::size_t i = 0; i < count; ++i) {
-    Region* region = mapped[i].load(std::memory_order_acquire);
-    if (region->device != info.st_dev || region->inode != info.st_ino) continue;
-    if (created || size > region->user_bytes) return failure(OpenError::kTooSmall);
-    Opened opened;
-    opened.region = region;
-    opened.words = reinterpret_cast<std::int32_t*>(region->user_begin());
-    opened.size = region->user_bytes;
-    return opened;
+  Opened header = read_header(caller_fd, static_cast<std::uint64_t>(info.st_size));
+  if (header.error == OpenError::kUnfinished) {
+    header = repair(caller_fd, may_repair, size != 0 ? size : kDefaultBytes);
+    if (header.region != nullptr) return header;
   }
-  if (count == kMostRegions) return failure(OpenError::kTooMany);
+  if (header.error != OpenError::kNone) return header;
+  if (size > header.size) return failure(OpenError::kTooSmall);
   const int fd = fcntl(caller_fd, F_DUPFD_CLOEXEC, 0);
   if (fd < 0) return failure(OpenError::kSystem, errno);
-  Opened opened = map_region(fd, info, created, size);
-  if (opened.region == nullptr) {
+  OpenError error = OpenError::kNone;
+  int error_number = 0;
+  Region* region = map_file(fd, info, header.size, &error, &error_number);
+  if (region == nullptr) {
     close(fd);
-    return opened;
+    return failure(error, error_number);
   }
-  mapped[count].store(opened.region, std::memory_order_release);
-  mapped_count.store(count + 1, std::memory_order_release);
-  return opened;
+  region->identity = region->identity_in_file();
+  return publish(region, /*created=*/false);
+}
+
+void retain(Region* region) noexcept {
+  region->uses.fetch_add(1, std::memory_order_relaxed);
+}
+
+void release(Region* region) noexcept {
+  {
+    const std::lock_guard<std::mutex> guard(registry);
+    if (region->uses.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    const Changing changing;
+    remove_span(region);
+  }
+  // Nobody here uses it: this process's identities there end (closing the descriptor drops their
+  // liveness locks too), unless the file is no longer the one mapped.
+  if (intact(region)) {
+    for (std::size_t slot = 0; slot < kSlots; ++slot) {
+      if (region->local_thread[slot] != kNoThread) {
+        region->state(slot).store(kEnded, std::memory_order_release);
+      }
+    }
+  }
+  unmap(region);
+}
+
+bool intact(const Region* region) noexcept {
+  return file_intact(*region);
 }
 
 Region* region_at(const void* address) noexcept {
-  const std::size_t count = mapped_count.load(std::memory_order_acquire);
   const auto at = reinterpret_cast<std::uintptr_t>(address);
-  for (std::size_t i = 0; i < count; ++i) {
-    Region* region = mapped[i].load(std::memory_order_acquire);
-    if (at >= region->user_begin() && at < region->user_end()) return region;
+  for (;;) {
+    const std::uint32_t before = changes.load(std::memory_order_acquire);
+    if ((before & 1) == 0) {
+      // The last span that begins at or before `at` is the only one that may hold it.
+      std::size_t low = 0;
+      std::size_t high = std::min(mapped_count.load(std::memory_order_relaxed), kMostRegions);
+      while (low < high) {
+        const std::size_t middle = low + (high - low) / 2;
+        if (spans[middle].begin.load(std::memory_order_acquire) <= at) {
+          low = middle + 1;
+        } else {
+          high = middle;
+        }
+      }
+      Region* found = nullptr;
+      if (low > 0 && at < spans[low - 1].end.load(std::memory_order_acquire)) {
+        found = spans[low - 1].region.load(std::memory_order_acquire);
+      }
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (changes.load(std::memory_order_relaxed) == before) return found;
+    }
+    // A region is being mapped or released: a few stores under `registry`.
+    std::this_thread::yield();
   }
-  return nullptr;
 }
-
 ThreadId identity_in_region(const void* word, ThreadId thread) noexcept {
   Region* region = region_at(word);
   if (region == nullptr) return thread;
@@ -303,14 +577,17 @@ bool region_owner_ended(const void* word, ThreadId owner) noexcept {
 
 std::size_t end_identities(ThreadId thread, ThreadId* out, std::size_t capacity) noexcept {
   std::size_t count = 0;
-  const std::size_t regions = mapped_count.load(std::memory_order_acquire);
+  // Under `registry`, so that no region is released while its slots are looked at.
+  const std::lock_guard<std::mutex> registered(registry);
+  const std::size_t regions = mapped_count.load(std::memory_order_relaxed);
   for (std::size_t i = 0; i < regions && count < capacity; ++i) {
-    Region* region = mapped[i].load(std::memory_order_acquire);
+    Region* region = spans[i].region.load(std::memory_order_relaxed);
     const std::lock_guard<std::mutex> guard(region->taking);
     for (std::size_t slot = 0; slot < kSlots; ++slot) {
       if (region->local_thread[slot] != thread) continue;
       region->local_thread[slot] = kNoThread;
-      region->state(slot).store(kEnded, std::memory_order_release);
+      // Into a file truncated since, nothing more is written: it is the next opener's to judge.
+      if (file_intact(*region)) region->state(slot).store(kEnded, std::memory_order_release);
       liveness_lock(*region, slot, F_UNLCK);
       out[count++] = identity_of(slot, region->generation(slot).load(std::memory_order_relaxed));
       break;
@@ -339,10 +616,20 @@ struct Region {};
 bool supported() noexcept {
   return false;
 }
+Opened create(const char*, unsigned, std::uint64_t) {
+  Opened opened;
+  opened.error = OpenError::kUnsupported;
+  return opened;
+}
 Opened adopt(int, bool, std::uint64_t) {
   Opened opened;
   opened.error = OpenError::kUnsupported;
   return opened;
+}
+void retain(Region*) noexcept {}
+void release(Region*) noexcept {}
+bool intact(const Region*) noexcept {
+  return true;
 }
 Region* region_at(const void*) noexcept {
   return nullptr;

@@ -1,18 +1,44 @@
 // A region of memory that several processes share: a file that each of them maps (MAP_SHARED),
 // at whatever address, and whose words hold primitives exactly as a SharedArrayBuffer's do.
 //
-// File layout (version 1; words in the machine's byte order):
+// File layout (version 2; words in the machine's byte order):
 //
 //   offset  bytes          field
 //   ------  -------------  ------------------------------------------------------------------------
-//   0       4              magic kMagic, written last by the creator: until then the file is not
-//                          ready, and an opener waits for it (a creator that died first leaves a
-//                          file every opener refuses)
+//   0       4              magic kMagic: a file without it is unfinished (Creation, below)
 //   4       4              layout version kVersion: a file of another version is refused
 //   8       8              the user area's size in bytes; the file is kHeaderBytes plus that
-//   16      48             zero
+//   16      8              the file's identity: a random non-zero number written at creation
+//                          (Integrity, below)
+//   24      40             zero
 //   64      16 * kSlots    identity slots (below)
 //   kHeaderBytes           the user area: what sharedMemory() hands out, the words of primitives
+//
+// Creation. A region appears at its path finished: its creator makes an unnamed file in the
+// directory (O_TMPFILE; a uniquely named one where the file system has none), sizes it, writes
+// the header and only then links it at the path. link(2) refuses an existing name, so of two
+// creators one wins and the other opens the winner's file; a creator killed at any point leaves
+// nothing at the path (or, without O_TMPFILE, a stray temporary file beside it). A file at the
+// path without the magic was made otherwise: an earlier layout's creator that died, or a
+// person's `: > file`. An opener that may create repairs it in place, provided that the file is
+// empty or holds nothing but zeros where the magic and the header's later fields go (anything
+// else is not ours to overwrite), while holding the file's init lock: an open-file-description
+// lock on byte kInitLock, which the kernel drops if the repairer dies. Another opener that finds
+// the lock taken looks again every millisecond, for at most kRepairWait.
+//
+// Integrity. Every process remembers the identity of the file it mapped, and the binding compares
+// it, and the magic, with the header at each call that reaches the addon and as a wait ends
+// (intact()). A file truncated under its users reads zeros where it was regrown (or raises SIGBUS
+// beyond its end): its locks would all read "free" and its identity slots "unused". That is
+// reported (ERR_PARKLOCK_REGION_LOST) rather than taken for a lock. JavaScript's fast paths, a
+// lock or unlock that nobody contends, do not look: between two looks, a truncation can still
+// let a second holder in.
+//
+// Lifetime in a process. adopt() and create() map a file once per process and return it with one
+// use taken; each use is given back with release(): the binding's buffers as the garbage
+// collector frees them, the relay as it stops watching a word (cross_process.h). The last release
+// unmaps the region and closes its descriptor, which drops this process's liveness locks there,
+// so that its identities read "ended" to every process; a later open maps the file anew.
 //
 // Identities. A lock word names its holder by a ThreadId, which counts a process's own threads,
 // so two processes would name different threads alike. A word in a region names a region
@@ -32,6 +58,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
@@ -40,7 +67,8 @@
 namespace parklock::shared_region {
 
 inline constexpr std::uint32_t kMagic = 0x4b4c4b50;  // "PKLK"
-inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kVersion = 2;
+inline constexpr std::size_t kIdentityOffset = 16;
 inline constexpr std::size_t kSlotsOffset = 64;
 inline constexpr std::size_t kSlotBytes = 16;
 inline constexpr std::size_t kSlots = 1020;
@@ -65,6 +93,11 @@ enum SlotState : std::uint32_t { kFree = 0, kLive = 1, kEnded = 2, kClaiming = 3
 
 // The byte of the file whose lock says that a slot's process is alive.
 inline constexpr std::int64_t kLivenessBase = std::int64_t{1} << 30;
+// The byte whose lock a repairer of an unfinished file holds (Creation, above); past every slot's.
+inline constexpr std::int64_t kInitLock = kLivenessBase + (std::int64_t{1} << kSlotBits);
+inline constexpr std::chrono::milliseconds kRepairWait{1000};
+// How many regions one process may have mapped at once.
+inline constexpr std::size_t kMostRegions = 16384;
 
 // What opening a region can find wrong; each becomes a JavaScript error with its own code.
 enum class OpenError {
@@ -74,39 +107,57 @@ enum class OpenError {
   kNotRegular,    // a directory, a device, a fifo...
   kForeignOwner,  // the file belongs to another user
   kTooSmall,      // shorter than its header says, or than the size asked for
-  kNotARegion,    // no magic: not a parklock file, or its creator died before finishing
+  kNotARegion,    // no magic, and more than an unfinished region's zeros: not a parklock file
+  kUnfinished,    // no magic: a creator died before finishing, and the caller may not repair it
+  kBusy,          // another process has been repairing it for longer than kRepairWait
+  kExists,        // create(): the path exists already; open it instead
   kVersion,       // another layout version
-  kTooMany,       // the process has the most regions it can map open
+  kTooMany,       // the process has kMostRegions mapped
 };
 
 struct Region;
 
 struct Opened {
-  Region* region = nullptr;  // mapped for the rest of the process's life
+  Region* region = nullptr;  // mapped, with one use taken for the caller (release())
   std::int32_t* words = nullptr;
   std::uint64_t size = 0;  // user bytes
   OpenError error = OpenError::kNone;
   int error_number = 0;             // with kSystem
   std::uint32_t found_version = 0;  // with kVersion
+  bool created = false;             // this call made the file a region (created or repaired it)
 };
 
 // Whether this platform has regions at all.
 bool supported() noexcept;
 
+// Creates the region file `path` (mode `mode`, less the umask) of `size` user bytes and maps it;
+// kExists if the path exists, whatever it is.
+Opened create(const char* path, unsigned mode, std::uint64_t size);
+
 // Maps the region of the open file `fd` (which the caller keeps and may close: the region keeps
-// a duplicate, which carries this process's liveness locks). `created`: the caller has just
-// created the file (O_EXCL), empty, and makes it a region of `size` user bytes; otherwise the
-// file must be a region of at least `size` user bytes, and a file this process has mapped
-// already is not mapped again.
-Opened adopt(int fd, bool created, std::uint64_t size);
+// a duplicate, which carries this process's liveness locks). It must be a region of at least
+// `size` user bytes (0: any size); an unfinished one is repaired into a region of `size` bytes
+// (kDefaultBytes if 0) where `may_repair`, else refused (kUnfinished). A file this process has
+// mapped already is not mapped again: the result is the same region, with one more use.
+Opened adopt(int fd, bool may_repair, std::uint64_t size);
+inline constexpr std::uint64_t kDefaultBytes = 4096;
+
+// One more use of `region`, by a caller that holds one already.
+void retain(Region* region) noexcept;
+// Gives back one use; the last unmaps the region (Lifetime in a process, above).
+void release(Region* region) noexcept;
+
+// Whether the region's file still holds the header this process mapped (Integrity, above).
+bool intact(const Region* region) noexcept;
 
 // The region whose user area holds `address`, or null: a lock-free walk over the regions mapped,
-// and one relaxed load when there are none.
+// and one relaxed load when there are none. Its caller holds a use of that region, if any (it is
+// waiting on, or operating on, memory there), so the region stays mapped while it looks at it.
 Region* region_at(const void* address) noexcept;
 
 namespace detail {
-// How many regions this process has mapped (never decreases); always 0 where regions are not
-// supported. Inline, so that every parking-lot operation outside regions pays one relaxed load.
+// How many regions this process has mapped now; always 0 where regions are not supported. Inline,
+// so that every parking-lot operation outside regions pays one relaxed load.
 inline std::atomic<std::size_t> mapped_count{0};
 }  // namespace detail
 
@@ -145,15 +196,21 @@ struct IdentityInfo {
 };
 IdentityInfo describe(const void* word, ThreadId identity) noexcept;
 
-// The out-of-line half of end_identities_of(): up to `capacity` identities written to `out`.
+// The out-of-line half of end_identities_of(): up to `capacity` identities ended and written to
+// `out`.
 std::size_t end_identities(ThreadId thread, ThreadId* out, std::size_t capacity) noexcept;
 
 template <typename Visit>
 void end_identities_of(ThreadId thread, Visit&& visit) {
   if (!any_mapped()) return;
-  ThreadId ended[64];
-  const std::size_t count = end_identities(thread, ended, 64);
-  for (std::size_t i = 0; i < count; ++i) visit(ended[i]);
+  constexpr std::size_t kBatch = 64;
+  ThreadId ended[kBatch];
+  // Each batch ends the identities it returns, so the next finds the rest.
+  for (;;) {
+    const std::size_t count = end_identities(thread, ended, kBatch);
+    for (std::size_t i = 0; i < count; ++i) visit(ended[i]);
+    if (count < kBatch) return;
+  }
 }
 
 }  // namespace parklock::shared_region

@@ -37,6 +37,8 @@ enum class Outcome : int {
   kOwnerDied = 9,    // acquired, and the previous owner had ended holding it (ended_owner())
   kLeader = 10,      // a barrier's last arrival; the caller that runs a once's initializer
   kDeadlock = 11,    // this thread gives up a cycle of blocked lock waits (waits_for.h)
+  kRegionLost = 12,  // the binding's: the words' region file was truncated or overwritten meanwhile
+                     // (shared_region::intact()), so whatever the wait came to cannot be trusted
 };
 
 // A blocking wait for a lock that records its owner watches, while it sleeps, for the lock being

@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "exports.h"
+#include "shared_region.h"
 #include "shared_words.h"
 
 namespace parklock::binding {
@@ -18,7 +19,8 @@ constexpr double kMostWords = 16;
 struct Handle {
   std::int32_t* words;
   std::size_t word_count;
-  napi_ref array;  // strong: the memory behind `words`
+  napi_ref array;  // strong: the memory behind `words`, and so the use of its region
+  const shared_region::Region* region;  // where the words lie in one, else null
 };
 
 void finalize(napi_env env, void* data, void* /*hint*/) {
@@ -40,7 +42,9 @@ Napi::Value make_handle(const Napi::CallbackInfo& info) {
   std::int32_t* words = shared_words(env, info[0], Napi::Number::New(env, 0), word_count);
   napi_ref array = nullptr;
   NAPI_THROW_IF_FAILED(env, napi_create_reference(env, info[0], 1, &array), Napi::Value());
-  auto* handle = new Handle{words, word_count, array};
+  auto* handle =
+      new Handle{words, word_count, array,
+                 shared_region::any_mapped() ? shared_region::region_at(words) : nullptr};
   napi_value external = nullptr;
   if (napi_create_external(env, handle, finalize, nullptr, &external) != napi_ok) {
     napi_delete_reference(env, array);
@@ -66,9 +70,10 @@ std::int32_t* words_of(const Napi::CallbackInfo& info, std::size_t arg, std::siz
   return handle.words;
 }
 
-HandleWords all_words_of(const Napi::CallbackInfo& info, std::size_t arg) {
-  napi_env env = info.Env();
-  napi_value value = info[arg];
+namespace {
+
+// The handle `value`, or null (with no exception left pending) if it is not one.
+const Handle* handle_in(napi_env env, napi_value value) {
   bool tagged = false;
   void* data = nullptr;
   // Only objects can carry a type tag; the check itself refuses every other value.
@@ -80,11 +85,33 @@ HandleWords all_words_of(const Napi::CallbackInfo& info, std::size_t arg) {
       napi_value ignored;
       napi_get_and_clear_last_exception(env, &ignored);
     }
+    return nullptr;
+  }
+  return static_cast<const Handle*>(data);
+}
+
+bool intact(const Handle& handle) {
+  return handle.region == nullptr || shared_region::intact(handle.region);
+}
+
+}  // namespace
+
+HandleWords all_words_of(const Napi::CallbackInfo& info, std::size_t arg) {
+  const Handle* handle = handle_in(info.Env(), info[arg]);
+  if (handle == nullptr) {
     throw_type_error(info.Env(), "ERR_INVALID_ARG_TYPE",
                      "expected a handle of the primitive's words (from handle())");
   }
-  const auto* handle = static_cast<const Handle*>(data);
+  if (!intact(*handle)) throw_region_lost(info.Env());
   return {handle->words, handle->word_count};
+}
+
+bool handles_intact(const Napi::CallbackInfo& info) {
+  for (std::size_t arg = 0; arg < info.Length(); ++arg) {
+    const Handle* handle = handle_in(info.Env(), info[arg]);
+    if (handle != nullptr && !intact(*handle)) return false;
+  }
+  return true;
 }
 
 }  // namespace parklock::binding

@@ -27,4 +27,10 @@ struct HandleWords {
 };
 HandleWords all_words_of(const Napi::CallbackInfo& info, std::size_t arg);
 
+// Whether the words of every handle among the call's arguments still lie in the region file that
+// was mapped (shared_region::intact()); words outside every region always do. Each call that
+// reaches the addon through a handle checks this as it starts (all_words_of(), which throws
+// ERR_PARKLOCK_REGION_LOST), and a wait again as it ends.
+bool handles_intact(const Napi::CallbackInfo& info);
+
 }  // namespace parklock::binding

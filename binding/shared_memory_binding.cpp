@@ -1,6 +1,7 @@
 // The native half of lib/shared_region.js: a region file, opened by JavaScript, mapped here and
 // handed back as the memory primitives are placed in.
 #include <cmath>
+#include <string>
 
 #if defined(__linux__)
 #include <dlfcn.h>
@@ -34,6 +35,12 @@ const char* error_name(shared_region::OpenError error) {
       return "too-small";
     case shared_region::OpenError::kNotARegion:
       return "not-a-region";
+    case shared_region::OpenError::kUnfinished:
+      return "unfinished";
+    case shared_region::OpenError::kBusy:
+      return "busy";
+    case shared_region::OpenError::kExists:
+      return "exists";
     case shared_region::OpenError::kVersion:
       return "version";
     case shared_region::OpenError::kTooMany:
@@ -57,50 +64,95 @@ CreateExternalShared external_shared_creator() {
 #endif
 }
 
-// The finalizers of a region's memory: nothing to free, the mapping outlives every buffer.
-void keep_mapping(void* /*data*/, void* /*hint*/) {}
-void keep_mapping_in(napi_env /*env*/, void* /*data*/, void* /*hint*/) {}
+// The finalizers of a region's memory: each buffer holds one use of the region, given back when
+// the buffer is collected (for a SharedArrayBuffer posted to workers, by the last of them).
+void release_mapping(void* /*data*/, void* region) {
+  shared_region::release(static_cast<shared_region::Region*>(region));
+}
+void release_mapping_in(napi_env /*env*/, void* data, void* region) {
+  release_mapping(data, region);
+}
 
 // The mapping as JavaScript memory: a SharedArrayBuffer where this Node makes one over external
-// memory, else an external ArrayBuffer (JavaScript's Atomics work on both).
+// memory, else an external ArrayBuffer (JavaScript's Atomics work on both). The buffer takes over
+// the use `opened` holds; if none can be made, that use is given back.
 napi_value region_memory(Napi::Env env, const shared_region::Opened& opened) {
   napi_value buffer = nullptr;
   const auto bytes = static_cast<std::size_t>(opened.size);
   const CreateExternalShared create = external_shared_creator();
   if (create != nullptr &&
-      create(env, opened.words, bytes, keep_mapping, nullptr, &buffer) == napi_ok) {
+      create(env, opened.words, bytes, release_mapping, opened.region, &buffer) == napi_ok) {
     return buffer;
   }
-  NAPI_THROW_IF_FAILED(
-      env,
-      napi_create_external_arraybuffer(env, opened.words, bytes, keep_mapping_in, nullptr, &buffer),
-      nullptr);
+  if (napi_create_external_arraybuffer(env, opened.words, bytes, release_mapping_in, opened.region,
+                                       &buffer) != napi_ok) {
+    shared_region::release(opened.region);
+    throw_error(env, "ERR_PARKLOCK_REGION_SYSTEM", "The mapping could not be made a buffer");
+  }
   return buffer;
 }
 
-// adoptRegion(fd, created, size) -> the region's user area (region_memory()), or { error, errno,
-// version } saying why not; lib/shared_region.js turns that into an Error with the path.
+// What opening came to, for lib/shared_region.js: { memory (region_memory()), created }, or
+// { error, errno, version } saying why not, which it turns into an Error with the path.
+Napi::Value opening_result(Napi::Env env, const shared_region::Opened& opened) {
+  Napi::Object result = Napi::Object::New(env);
+  if (opened.region == nullptr) {
+    result.Set("error", error_name(opened.error));
+    result.Set("errno", opened.error_number);
+    result.Set("version", static_cast<double>(opened.found_version));
+    return result;
+  }
+  result.Set("memory", Napi::Value(env, region_memory(env, opened)));
+  result.Set("created", opened.created);
+  return result;
+}
+
+double region_size(const Napi::CallbackInfo& info, std::size_t arg, const char* call) {
+  const double size = info[arg].As<Napi::Number>().DoubleValue();
+  if (!(size >= 0) || std::floor(size) != size ||
+      size > static_cast<double>(shared_region::kMaxUserBytes)) {
+    throw_range_error(info.Env(), "ERR_OUT_OF_RANGE", call);
+  }
+  return size;
+}
+
+// createRegion(path, mode, size) -> opening_result(); error 'exists' if the path exists.
+Napi::Value create_region(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString() || !info[1].IsNumber() || !info[2].IsNumber()) {
+    throw_type_error(env, "ERR_INVALID_ARG_TYPE", "createRegion(path, mode, size)");
+  }
+  const double mode = info[1].As<Napi::Number>().DoubleValue();
+  if (!(mode >= 0) || std::floor(mode) != mode || mode > 0777) {
+    throw_range_error(env, "ERR_OUT_OF_RANGE", "createRegion(path, mode, size)");
+  }
+  const double size = region_size(info, 2, "createRegion(path, mode, size)");
+  const std::string path = info[0].As<Napi::String>().Utf8Value();
+  return opening_result(env, shared_region::create(path.c_str(), static_cast<unsigned>(mode),
+                                                   static_cast<std::uint64_t>(size)));
+}
+
+// adoptRegion(fd, mayRepair, size) -> opening_result() for the open file `fd`.
 Napi::Value adopt_region(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!info[0].IsNumber() || !info[1].IsBoolean() || !info[2].IsNumber()) {
-    throw_type_error(env, "ERR_INVALID_ARG_TYPE", "adoptRegion(fd, created, size)");
+    throw_type_error(env, "ERR_INVALID_ARG_TYPE", "adoptRegion(fd, mayRepair, size)");
   }
   const double fd = info[0].As<Napi::Number>().DoubleValue();
-  const double size = info[2].As<Napi::Number>().DoubleValue();
-  if (!(fd >= 0) || std::floor(fd) != fd || fd > 2147483647 || !(size >= 0) ||
-      std::floor(size) != size || size > static_cast<double>(shared_region::kMaxUserBytes)) {
-    throw_range_error(env, "ERR_OUT_OF_RANGE", "adoptRegion(fd, created, size)");
+  if (!(fd >= 0) || std::floor(fd) != fd || fd > 2147483647) {
+    throw_range_error(env, "ERR_OUT_OF_RANGE", "adoptRegion(fd, mayRepair, size)");
   }
-  const shared_region::Opened opened = shared_region::adopt(
-      static_cast<int>(fd), info[1].As<Napi::Boolean>().Value(), static_cast<std::uint64_t>(size));
-  if (opened.region == nullptr) {
-    Napi::Object why = Napi::Object::New(env);
-    why.Set("error", error_name(opened.error));
-    why.Set("errno", opened.error_number);
-    why.Set("version", static_cast<double>(opened.found_version));
-    return why;
-  }
-  return Napi::Value(env, region_memory(env, opened));
+  const double size = region_size(info, 2, "adoptRegion(fd, mayRepair, size)");
+  return opening_result(
+      env, shared_region::adopt(static_cast<int>(fd), info[1].As<Napi::Boolean>().Value(),
+                                static_cast<std::uint64_t>(size)));
+}
+
+// regionsMapped() -> how many regions this process has mapped now (tests, diagnostics).
+Napi::Value regions_mapped(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(
+      info.Env(),
+      static_cast<double>(shared_region::detail::mapped_count.load(std::memory_order_relaxed)));
 }
 
 // inRegion(int32Array) -> whether its memory lies in a region: a SharedArrayBuffer that
@@ -142,7 +194,10 @@ const Exports registered([](Napi::Env env, Napi::Object exports) {
   exports.Set("regionHeaderBytes", static_cast<double>(shared_region::kHeaderBytes));
   exports.Set("regionVersion", static_cast<double>(shared_region::kVersion));
   exports.Set("regionMaxBytes", static_cast<double>(shared_region::kMaxUserBytes));
+  exports.Set("regionMostMapped", static_cast<double>(shared_region::kMostRegions));
+  exports.Set("createRegion", Napi::Function::New(env, create_region, "createRegion"));
   exports.Set("adoptRegion", Napi::Function::New(env, adopt_region, "adoptRegion"));
+  exports.Set("regionsMapped", Napi::Function::New(env, regions_mapped, "regionsMapped"));
   exports.Set("regionIdentity", Napi::Function::New(env, region_identity, "regionIdentity"));
   exports.Set("regionHolder", Napi::Function::New(env, region_holder, "regionHolder"));
   exports.Set("inRegion", Napi::Function::New(env, in_region, "inRegion"));

@@ -18,8 +18,8 @@ std::int32_t* shared_words(Napi::Env env, napi_value value, napi_value index_val
   bool is_array_buffer = true;
   // Only memory on a SharedArrayBuffer can be waited on by another thread; a plain ArrayBuffer
   // can also be detached or transferred while a waiter is parked on it. The one exception is a
-  // shared region's ArrayBuffer (shared_region.h): its memory stays mapped until the process
-  // exits, whatever becomes of the ArrayBuffer.
+  // shared region's ArrayBuffer (shared_region.h), which is neither detachable nor transferable,
+  // and whose mapping each of its buffers keeps.
   if (napi_is_typedarray(env, value, &is_typed_array) != napi_ok || !is_typed_array ||
       napi_get_typedarray_info(env, value, &type, &length, &data, &buffer, &byte_offset) !=
           napi_ok ||
@@ -36,7 +36,21 @@ std::int32_t* shared_words(Napi::Env env, napi_value value, napi_value index_val
       index + static_cast<double>(word_count) > static_cast<double>(length)) {
     throw_range_error(env, "ERR_OUT_OF_RANGE", "index out of range of the Int32Array");
   }
-  return static_cast<std::int32_t*>(data) + static_cast<std::size_t>(index);
+  std::int32_t* words = static_cast<std::int32_t*>(data) + static_cast<std::size_t>(index);
+  check_region_intact(env, words);
+  return words;
+}
+
+void check_region_intact(Napi::Env env, const void* address) {
+  if (!shared_region::any_mapped()) return;
+  const shared_region::Region* region = shared_region::region_at(address);
+  if (region != nullptr && !shared_region::intact(region)) throw_region_lost(env);
+}
+
+void throw_region_lost(Napi::Env env) {
+  throw_error(env, "ERR_PARKLOCK_REGION_LOST",
+              "The file of this shared memory was truncated or overwritten while mapped: its "
+              "locks can no longer be trusted");
 }
 
 double timeout_ms(const Napi::CallbackInfo& info, std::size_t arg) {

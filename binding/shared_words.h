@@ -17,6 +17,11 @@ namespace parklock::binding {
 // `word_count` elements must fit. Throws TypeError / RangeError otherwise.
 std::int32_t* shared_words(Napi::Env env, napi_value array, napi_value index,
                            std::size_t word_count);
+// Throws ERR_PARKLOCK_REGION_LOST if `address` lies in a region whose file was truncated or
+// overwritten while mapped (shared_region::intact()).
+void check_region_intact(Napi::Env env, const void* address);
+[[noreturn]] void throw_region_lost(Napi::Env env);
+
 // The same for info[arg] at element info[arg + 1].
 inline std::int32_t* shared_words(const Napi::CallbackInfo& info, std::size_t arg,
                                   std::size_t word_count) {

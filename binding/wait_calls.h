@@ -14,6 +14,7 @@
 
 #include "async_waiter.h"
 #include "deadline.h"
+#include "handle.h"
 #include "shared_words.h"
 #include "thread_context.h"
 
@@ -24,7 +25,8 @@ Napi::Value blocking_wait(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   ThreadContext& context = ThreadContext::of(env);
   auto step = std::make_from_tuple<typename Op::Step>(Op::arguments(info, context.thread()));
-  const Outcome outcome = wait_blocking(step, Deadline::after_ms(timeout_ms(info, Op::kLastArg)));
+  Outcome outcome = wait_blocking(step, Deadline::after_ms(timeout_ms(info, Op::kLastArg)));
+  if (outcome != Outcome::kInterrupted && !handles_intact(info)) outcome = Outcome::kRegionLost;
   return context.settled_value(env, outcome, step.ended_owner());
 }
 

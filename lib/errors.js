@@ -118,11 +118,21 @@ function corrupt(what) {
   );
 }
 
+// The addon's words are in a sharedMemory() file that was truncated or overwritten while mapped
+// (addon/shared_region.h, Integrity): the same error as the addon throws when a call begins.
+function regionLost() {
+  return lockError(
+    'ERR_PARKLOCK_REGION_LOST',
+    'The file of this shared memory was truncated or overwritten while mapped: its locks can no longer be trusted',
+  );
+}
+
 module.exports = {
   invalidArgType,
   outOfRange,
   lockError,
   corrupt,
+  regionLost,
   deadlockError,
   TimeoutError,
   OwnerDiedError,

@@ -4,7 +4,7 @@
 // words of the primitive that asked. CANCELLED never reaches it: a cancelled
 // Promise wait rejects with its reason (./async_waits.js).
 const native = require('./native');
-const { lockError, corrupt, deadlockError, OwnerDiedError } = require('./errors');
+const { lockError, corrupt, deadlockError, regionLost, OwnerDiedError } = require('./errors');
 const { Guard } = require('./guard');
 
 const {
@@ -17,6 +17,7 @@ const {
   ALREADY_HELD,
   NOT_OWNER,
   DEADLOCK,
+  REGION_LOST,
 } = native.settled;
 
 // A settlement the primitive has no result for: reported as corruption of its words.
@@ -62,6 +63,8 @@ function outcome(settlement, words, held) {
       throw new OwnerDiedError(words.ownerDied, new Guard(held), native.endedOwner());
     case DEADLOCK:
       throw deadlockError(native.deadlockCycle());
+    case REGION_LOST:
+      throw regionLost();
     case ALREADY_HELD:
       if (words.deadlock !== undefined) throw lockError('ERR_PARKLOCK_DEADLOCK', words.deadlock);
       break;

@@ -1,19 +1,23 @@
 'use strict';
 // sharedMemory(path, options): memory that several processes map from one file, in which
-// primitives wait across processes. The file's layout is addon/shared_region.h's; the mapping
-// lasts as long as the process (memory a parked waiter or a fast path may still touch is never
-// unmapped), so there is no close(). Remove the file with fs.rmSync() once no process will open it
-// again: processes that have it mapped keep using it, and the next sharedMemory() at that path
-// creates a new region that they do not see.
+// primitives wait across processes. The file's layout, how it is created and how long a process
+// keeps it mapped are addon/shared_region.h's: the mapping lasts while any buffer over it (and so
+// any primitive placed in it, or pending wait on one) or any waiter in the addon uses it, and goes
+// once the garbage collector has freed the last of them; there is no close(), which could unmap
+// memory that a primitive somewhere still points to. Remove the file with fs.rmSync() once no
+// process will open it again: processes that have it mapped keep using it, and the next
+// sharedMemory() at that path creates a new region that they do not see.
 const fs = require('node:fs');
 const { fileURLToPath } = require('node:url');
-const { types } = require('node:util');
+const util = require('node:util');
+
+const { types } = util;
 const native = require('./native');
 const { invalidArgType, outOfRange, lockError } = require('./errors');
 const { readProperty } = require('./property');
 const { validateInteger } = require('./validate');
 
-const { O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW = 0 } = fs.constants;
+const { O_RDWR, O_NOFOLLOW = 0 } = fs.constants;
 const DEFAULT_SIZE = 4096;
 const MAX_BYTES = native.regionMaxBytes;
 
@@ -52,7 +56,8 @@ class SharedMemory {
     return this.#path;
   }
 
-  // Whether this call created the file (the first process to open it).
+  // Whether this call made the file a region: it created it (the first process to open it), or
+  // repaired a file that a creator killed before finishing had left.
   get created() {
     return this.#created;
   }
@@ -68,9 +73,22 @@ const WHY = {
   'not-regular': ['ERR_PARKLOCK_REGION_INVALID', 'Not a regular file'],
   'foreign-owner': ['ERR_PARKLOCK_REGION_OWNER', 'The file belongs to another user'],
   'too-small': ['ERR_PARKLOCK_REGION_SIZE', 'The region is smaller than the size asked for, or its file was truncated'],
-  'not-a-region': ['ERR_PARKLOCK_REGION_INVALID', 'Not a parklock shared memory file (or its creator died before finishing it)'],
-  'too-many': ['ERR_PARKLOCK_REGION_LIMIT', 'This process has mapped as many shared memory files as it can'],
+  'not-a-region': ['ERR_PARKLOCK_REGION_INVALID', 'Not a parklock shared memory file'],
+  unfinished: [
+    'ERR_PARKLOCK_REGION_INVALID',
+    'The file was left unfinished by a process that died creating it; open it with create (the default) to repair it',
+  ],
+  busy: ['ERR_PARKLOCK_REGION_BUSY', 'Another process has been repairing this unfinished file for over a second'],
+  'too-many': ['ERR_PARKLOCK_REGION_LIMIT', `This process has ${native.regionMostMapped} shared memory files mapped, the most it can`],
 };
+
+// An error like those of node:fs for a system call of the addon that failed with `errno`.
+function systemError(errno, syscall, path) {
+  const code = util.getSystemErrorName(-errno);
+  const error = new Error(`${code}: ${util.getSystemErrorMessage?.(-errno) ?? code}, ${syscall} '${path}'`);
+  Object.assign(error, { errno: -errno, code, syscall, path });
+  return error;
+}
 
 function refusal(why, path) {
   if (why.error === 'version') {
@@ -125,36 +143,37 @@ function validateOptions(options) {
   return { size, mode, create };
 }
 
-// Opens the region at `path`, creating it (with O_EXCL, mode 0o600 unless told otherwise) if it
-// does not exist and `create` is not false; never follows a symbolic link at `path`.
+// Opens the region at `path`, creating it (mode 0o600 unless told otherwise) if it does not exist
+// and `create` is not false; never follows a symbolic link at `path`. A region appears at its path
+// only once it is finished, so a creator killed at any moment leaves nothing behind; a file left
+// unfinished otherwise is repaired by an opener that may create (addon/shared_region.h).
 function sharedMemory(path, options) {
   path = validatePath(path);
   const { size, mode, create } = validateOptions(options);
   if (!native.regionsSupported) throw unsupported();
-  const flags = O_RDWR | O_NOFOLLOW;
-  let fd;
-  let created = false;
-  if (create) {
+  for (;;) {
+    let fd;
     try {
-      fd = fs.openSync(path, flags | O_CREAT | O_EXCL, mode);
-      created = true;
+      fd = fs.openSync(path, O_RDWR | O_NOFOLLOW);
     } catch (error) {
-      if (error.code !== 'EEXIST') throw error;
+      if (error.code !== 'ENOENT' || !create) throw error;
     }
+    let result;
+    if (fd === undefined) {
+      result = native.createRegion(path, mode, size ?? DEFAULT_SIZE);
+      // Another process created it first, or it was removed again: open what is there now.
+      if (result.error === 'exists') continue;
+      if (result.error === 'system') throw systemError(result.errno, 'open', path);
+    } else {
+      try {
+        result = native.adoptRegion(fd, create, size ?? 0);
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+    if (result.memory === undefined) throw refusal(result, path);
+    return new SharedMemory(SharedMemory, result.memory, path, result.created);
   }
-  fd ??= fs.openSync(path, flags);
-  let result;
-  try {
-    result = native.adoptRegion(fd, created, created ? (size ?? DEFAULT_SIZE) : (size ?? 0));
-  } finally {
-    fs.closeSync(fd);
-  }
-  if (!types.isAnyArrayBuffer(result)) {
-    // A file this call created and could not make a region is not left for others to refuse.
-    if (created) fs.rmSync(path, { force: true });
-    throw refusal(result, path);
-  }
-  return new SharedMemory(SharedMemory, result, path, created);
 }
 
 module.exports = { sharedMemory, SharedMemory, isSharedMemory, memoryOf };

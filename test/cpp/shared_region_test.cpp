@@ -1,5 +1,6 @@
-// Regions other processes share, within one process: the files refused, and identities that name
-// a thread in the region until it ends. Waits across processes are tested with real processes in
+// Regions other processes share, within one process: the files refused, creation and repair,
+// uses and release, a truncated file noticed, and identities that name a thread in the region
+// until it ends. Waits across processes are tested with real processes in
 // test/shared_region.test.js (a fork() without exec shares its parent's identities, so it cannot
 // stand for another process here). Native x86-64 Linux only: the emulated targets lack some of
 // the system calls (open-file-description locks).
@@ -9,9 +10,15 @@
 
 #if defined(__linux__) && defined(__x86_64__)
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
 
 #include "temporary_region.h"
 #include "test_support.h"
@@ -27,11 +34,132 @@ TEST(SharedRegionTest, RefusesAFileThatIsNotARegion) {
   char name[] = "/tmp/parklock-region-test-XXXXXX";
   const int fd = mkstemp(name);
   ASSERT_EQ(write(fd, "garbage", 7), 7);
-  const shared_region::Opened opened = shared_region::adopt(fd, /*created=*/false, 0);
+  const shared_region::Opened opened = shared_region::adopt(fd, /*may_repair=*/true, 0);
   close(fd);
   unlink(name);
   EXPECT_EQ(opened.region, nullptr);
   EXPECT_EQ(opened.error, shared_region::OpenError::kNotARegion);
+}
+
+// An empty file at a fresh path, removed at the end of the test.
+struct EmptyFile {
+  std::string path;
+  EmptyFile() {
+    char name[] = "/tmp/parklock-region-test-XXXXXX";
+    close(mkstemp(name));
+    path = name;
+  }
+  ~EmptyFile() { unlink(path.c_str()); }
+  int open_it() const { return open(path.c_str(), O_RDWR | O_CLOEXEC); }
+};
+
+std::size_t mapped_now() {
+  return shared_region::detail::mapped_count.load();
+}
+
+TEST(SharedRegionTest, CreatesOnlyWhereNothingIsAndSharesOneMappingPerFile) {
+  EmptyFile taken;
+  EXPECT_EQ(shared_region::create(taken.path.c_str(), 0600, 64).error,
+            shared_region::OpenError::kExists);
+  const std::string path = taken.path + ".region";
+  const std::size_t before = mapped_now();
+  const shared_region::Opened made = shared_region::create(path.c_str(), 0600, 64);
+  ASSERT_NE(made.region, nullptr);
+  EXPECT_TRUE(made.created);
+  struct stat info {};
+  ASSERT_EQ(stat(path.c_str(), &info), 0);
+  EXPECT_EQ(info.st_size, static_cast<off_t>(shared_region::kHeaderBytes + 64));
+  EXPECT_EQ(shared_region::create(path.c_str(), 0600, 64).error, shared_region::OpenError::kExists);
+
+  const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  const shared_region::Opened again = shared_region::adopt(fd, /*may_repair=*/true, 0);
+  close(fd);
+  EXPECT_EQ(again.region, made.region);
+  EXPECT_FALSE(again.created);
+  EXPECT_EQ(mapped_now(), before + 1);
+  EXPECT_EQ(shared_region::region_at(made.words), made.region);
+
+  // Mapped while either use lasts.
+  shared_region::release(again.region);
+  EXPECT_EQ(shared_region::region_at(made.words), made.region);
+  shared_region::release(made.region);
+  EXPECT_EQ(mapped_now(), before);
+  EXPECT_EQ(shared_region::region_at(made.words), nullptr);
+  unlink(path.c_str());
+}
+
+TEST(SharedRegionTest, RepairsAnUnfinishedFileOnlyWhereAllowed) {
+  EmptyFile empty;
+  const int fd = empty.open_it();
+  EXPECT_EQ(shared_region::adopt(fd, /*may_repair=*/false, 0).error,
+            shared_region::OpenError::kUnfinished);
+  const shared_region::Opened repaired = shared_region::adopt(fd, /*may_repair=*/true, 128);
+  close(fd);
+  ASSERT_NE(repaired.region, nullptr);
+  EXPECT_TRUE(repaired.created);
+  EXPECT_EQ(repaired.size, 128u);
+  EXPECT_TRUE(shared_region::intact(repaired.region));
+  shared_region::release(repaired.region);
+}
+
+// The init lock, held through another open file description, as another process's repairer holds
+// it.
+struct RepairUnderWay {
+  int fd;
+  explicit RepairUnderWay(const EmptyFile& file) : fd(file.open_it()) {
+    struct flock lock {};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = shared_region::kInitLock;
+    lock.l_len = 1;
+    EXPECT_EQ(fcntl(fd, F_OFD_SETLK, &lock), 0);
+  }
+  ~RepairUnderWay() { close(fd); }  // drops the lock, as the repairer's death would
+};
+
+TEST(SharedRegionTest, AnOpenerWaitsForARepairUnderWayThenRepairsWhatItsRepairerLeft) {
+  EmptyFile file;
+  auto repairer = std::make_unique<RepairUnderWay>(file);
+  auto opening = std::async(std::launch::async, [&file] {
+    const int fd = file.open_it();
+    const shared_region::Opened opened = shared_region::adopt(fd, /*may_repair=*/true, 64);
+    close(fd);
+    return opened;
+  });
+  EXPECT_EQ(opening.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+  repairer.reset();  // died before finishing
+  const shared_region::Opened opened = opening.get();
+  ASSERT_NE(opened.region, nullptr);
+  EXPECT_TRUE(opened.created);
+  shared_region::release(opened.region);
+}
+
+TEST(SharedRegionTest, AnOpenerGivesUpOnARepairThatOutlastsTheWait) {
+  EmptyFile file;
+  const RepairUnderWay repairer(file);
+  const int fd = file.open_it();
+  EXPECT_EQ(shared_region::adopt(fd, /*may_repair=*/true, 64).error,
+            shared_region::OpenError::kBusy);
+  close(fd);
+}
+
+TEST(SharedRegionTest, AFileTruncatedUnderItsUsersIsNoLongerIntactAndIsMappedAnewByTheNextOpener) {
+  TemporaryRegion region;
+  ASSERT_NE(region.opened.region, nullptr);
+  EXPECT_TRUE(shared_region::intact(region.opened.region));
+  ASSERT_EQ(truncate(region.path.c_str(), 0), 0);
+  ASSERT_EQ(truncate(region.path.c_str(), shared_region::kHeaderBytes + 64), 0);
+  EXPECT_FALSE(shared_region::intact(region.opened.region));
+  const int fd = open(region.path.c_str(), O_RDWR | O_CLOEXEC);
+  const shared_region::Opened anew = shared_region::adopt(fd, /*may_repair=*/true, 64);
+  close(fd);
+  ASSERT_NE(anew.region, nullptr);
+  EXPECT_NE(anew.region, region.opened.region);
+  EXPECT_TRUE(anew.created);
+  EXPECT_TRUE(shared_region::intact(anew.region));
+  // The old mapping stays for its users, and stays refused: the file is another region now.
+  EXPECT_FALSE(shared_region::intact(region.opened.region));
+  shared_region::release(anew.region);
 }
 
 TEST(SharedRegionTest, EachThreadHasItsOwnIdentityThereUntilItEnds) {

@@ -14,8 +14,8 @@
 
 namespace parklock::testing {
 
-// A fresh region of `size` bytes, its file removed at the end of the test (the mapping stays:
-// regions are never unmapped).
+// A fresh region of `size` bytes, its file removed and its use given back at the end of the test
+// (the mapping goes once nothing else uses it: a relay that still watches a word there keeps it).
 struct TemporaryRegion {
   std::string path;
   shared_region::Opened opened;
@@ -24,11 +24,15 @@ struct TemporaryRegion {
     char name[] = "/tmp/parklock-region-test-XXXXXX";
     const int fd = mkstemp(name);
     path = name;
-    // mkstemp made an empty file: adopt it as the creator would.
-    opened = shared_region::adopt(fd, /*created=*/true, size);
+    // mkstemp made an empty file, which adopt() repairs into a region as a creator that died
+    // would have left it.
+    opened = shared_region::adopt(fd, /*may_repair=*/true, size);
     close(fd);
   }
-  ~TemporaryRegion() { unlink(path.c_str()); }
+  ~TemporaryRegion() {
+    unlink(path.c_str());
+    if (opened.region != nullptr) shared_region::release(opened.region);
+  }
   TemporaryRegion(const TemporaryRegion&) = delete;
   TemporaryRegion& operator=(const TemporaryRegion&) = delete;
 };
