@@ -132,7 +132,9 @@ void take_stock(Relay& state, std::vector<Watched>& keys, std::vector<std::int32
     }
   }
   for (const Watched& w : stale) look_again(w);
-  for (shared_region::Region* region : unwatched) shared_region::release(region);
+  for (shared_region::Region* region : unwatched) {
+    if (region != nullptr) shared_region::release(region);
+  }
 }
 
 void run_relay() {
@@ -204,7 +206,7 @@ void watch(const void* key, const WaitSite* site, std::int32_t seen) noexcept {
     } else {
       // The caller waits on the key, so it holds a use of its region already.
       shared_region::Region* region = shared_region::region_at(key);
-      shared_region::retain(region);
+      if (region != nullptr) shared_region::retain(region);
       state.watched.push_back({key, site, region, seen});
     }
     if (!state.started) {

@@ -75,6 +75,7 @@ Napi::Value ThreadContext::start(Napi::Env env, Napi::Value record,
   }
   // Queued: a waker may dequeue it at any moment, but its delivery runs on this thread, after
   // this call has returned.
+  waiter->hold_region();
   napi_create_reference(env, record, 1, &waiter->record_);
   return Napi::Number::New(env, occupy_slot(*waiter));
 }
