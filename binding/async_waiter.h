@@ -73,8 +73,8 @@ class AsyncWaiter final : public Waiter {
   const std::shared_ptr<WakeSink> sink_;  // kept alive for wakers on other threads
   const std::unique_ptr<WaitStep> step_;
   shared_region::Region* region_ = nullptr;  // see hold_region()
-  bool cancel_requested_ = false;  // JS thread only
-  WakeToken token_ = 0;            // written by the waker, read by the JS-thread delivery
+  bool cancel_requested_ = false;            // JS thread only
+  WakeToken token_ = 0;                      // written by the waker, read by the JS-thread delivery
 
   // JS thread only: the JavaScript record of the wait while it is pending, and its slot in
   // ThreadContext's table of pending waits.
