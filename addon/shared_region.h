@@ -95,7 +95,7 @@ enum SlotState : std::uint32_t { kFree = 0, kLive = 1, kEnded = 2, kClaiming = 3
 inline constexpr std::int64_t kLivenessBase = std::int64_t{1} << 30;
 // The byte whose lock a repairer of an unfinished file holds (Creation, above); past every slot's.
 inline constexpr std::int64_t kInitLock = kLivenessBase + (std::int64_t{1} << kSlotBits);
-inline constexpr std::chrono::milliseconds kRepairWait{1000};
+inline constexpr std::chrono::milliseconds kRepairWait{250};
 // How many regions one process may have mapped at once.
 inline constexpr std::size_t kMostRegions = 16384;
 

@@ -195,6 +195,7 @@ const Exports registered([](Napi::Env env, Napi::Object exports) {
   exports.Set("regionVersion", static_cast<double>(shared_region::kVersion));
   exports.Set("regionMaxBytes", static_cast<double>(shared_region::kMaxUserBytes));
   exports.Set("regionMostMapped", static_cast<double>(shared_region::kMostRegions));
+  exports.Set("regionRepairWaitMs", static_cast<double>(shared_region::kRepairWait.count()));
   exports.Set("createRegion", Napi::Function::New(env, create_region, "createRegion"));
   exports.Set("adoptRegion", Napi::Function::New(env, adopt_region, "adoptRegion"));
   exports.Set("regionsMapped", Napi::Function::New(env, regions_mapped, "regionsMapped"));

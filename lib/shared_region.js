@@ -78,7 +78,10 @@ const WHY = {
     'ERR_PARKLOCK_REGION_INVALID',
     'The file was left unfinished by a process that died creating it; open it with create (the default) to repair it',
   ],
-  busy: ['ERR_PARKLOCK_REGION_BUSY', 'Another process has been repairing this unfinished file for over a second'],
+  busy: [
+    'ERR_PARKLOCK_REGION_BUSY',
+    `Another process has been repairing this unfinished file for over ${native.regionRepairWaitMs} ms (is it stopped?)`,
+  ],
   'too-many': ['ERR_PARKLOCK_REGION_LIMIT', `This process has ${native.regionMostMapped} shared memory files mapped, the most it can`],
 };
 
