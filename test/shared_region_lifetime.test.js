@@ -27,6 +27,17 @@ function agent(task, ...args) {
 
 const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// The child's first message, or an error if it fails first (its message may come after its exit
+// event, so a clean exit decides nothing).
+function reportOf(child) {
+  const failed = new Promise((resolve, reject) => {
+    child.once('exit', (code, signal) => {
+      if (code !== 0) reject(new Error(`the child failed (${code ?? signal}) before it reported`));
+    });
+  });
+  return Promise.race([messageFrom(child), failed]);
+}
+
 // Four processes open `file` at once, each counting `times` under its Mutex; returns how many
 // of them made the file a region.
 async function fourOpenAndCount(file, times = 500) {
@@ -103,7 +114,7 @@ describe('sharedMemory() over a file\'s life', { skip: !supported && 'no regions
 
   it('unmaps a region that nothing uses: 10,000 removals and re-creations in one process end with none mapped', async () => {
     const child = agent('recreate', fresh(), 10_000);
-    const report = await withinLimit(messageFrom(child), 'the re-creations', 120_000);
+    const report = await withinLimit(reportOf(child), 'the re-creations', 120_000);
     await exited(child);
     assert.equal(report.after, 0, `${report.after} regions still mapped after the collections`);
     assert.ok(report.most < 10_000, `all ${report.most} were mapped at once`);
@@ -114,7 +125,7 @@ describe('sharedMemory() over a file\'s life', { skip: !supported && 'no regions
     const memory = sharedMemory(file, { size: 64 });
     const mutex = new Mutex(memory, 0);
     const forgetter = agent('lock-and-forget', file);
-    const { mapped } = await withinLimit(messageFrom(forgetter), 'the other process to lock and let go');
+    const { mapped } = await withinLimit(reportOf(forgetter), 'the other process to lock and let go');
     assert.equal(mapped, 0);
     const error = await withinLimit(mutex.lockAsync().then(() => null, (failure) => failure), 'the lock');
     assert.equal(error?.code, 'ERR_PARKLOCK_OWNER_DIED');
