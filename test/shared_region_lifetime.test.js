@@ -35,6 +35,7 @@ function reportOf(child) {
       if (code !== 0) reject(new Error(`the child failed (${code ?? signal}) before it reported`));
     });
   });
+  failed.catch(() => {}); // a failure after the report is the case's own to judge
   return Promise.race([messageFrom(child), failed]);
 }
 
