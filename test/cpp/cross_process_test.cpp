@@ -9,7 +9,9 @@
 
 #if defined(__linux__) && defined(__x86_64__)
 #include <atomic>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "condition.h"
 #include "futex.h"
@@ -25,7 +27,9 @@ namespace parklock {
 namespace {
 
 using testing::Gate;
+using testing::IdentityElsewhere;
 using testing::kHangGuardMs;
+using testing::PromiseStep;
 using testing::RunOnEndingThread;
 using testing::TemporaryRegion;
 using testing::ThreadGroup;
@@ -449,6 +453,93 @@ TEST(CrossProcessRwLockTest, AWriterWhoseThreadEndsIsTakenOverByTheWaiterQueuedF
   EXPECT_EQ(outcome, Outcome::kOwnerDied);
   EXPECT_EQ(reported, writer);
   EXPECT_EQ(shared.state(), 0);
+}
+
+// One futex_waitv sleeps on at most 128 words; a relay thread's own is one of them.
+constexpr std::size_t kWordsOfOneRelayThread = 127;
+constexpr std::size_t kManyWords = 300;
+
+// kManyWords region mutexes, held by two threads of other processes: the first
+// kWordsOfOneRelayThread by `first_holder`, the others by `later_holder`. On each, a Promise lock
+// wait of this thread, queued in order: the words queued first are as many as one relay thread
+// could watch.
+struct ManyMutexesHeldElsewhere {
+  TemporaryRegion region{4 * kManyWords};
+  IdentityElsewhere first_holder{region, shared_region::kSlots - 1};
+  IdentityElsewhere later_holder{region, shared_region::kSlots - 2};
+  const ThreadId self = shared_region::identity_at(region.opened.words, current_thread_id());
+  std::vector<std::unique_ptr<PromiseStep<MutexWord::LockStep>>> waits;
+
+  std::int32_t* word(std::size_t i) const { return region.opened.words + i; }
+
+  // Holds every mutex and queues a wait on each; false if one did not queue.
+  bool queue_waits() {
+    for (std::size_t i = 0; i < kManyWords; ++i) {
+      const IdentityElsewhere& holder = i < kWordsOfOneRelayThread ? first_holder : later_holder;
+      atomic_ref<std::int32_t>(*word(i)).store(
+          MutexWord::held_by(holder.identity(), MutexWord::kLocked));
+      waits.push_back(std::make_unique<PromiseStep<MutexWord::LockStep>>(MutexWord(word(i)), self));
+      if (waits.back()->Start() != Outcome::kPending) return false;
+    }
+    return true;
+  }
+
+  // Whether every wait on words [begin, end) gets woken (within the wait limit).
+  bool woken(std::size_t begin, std::size_t end) const {
+    return WaitUntil([&] {
+      for (std::size_t i = begin; i < end; ++i) {
+        if (waits[i]->waiter().wake_count() == 0) return false;
+      }
+      return true;
+    });
+  }
+
+  // Each of those waits, settled, comes to `expected` and unlocks what it took.
+  void settle(std::size_t begin, std::size_t end, Outcome expected) {
+    for (std::size_t i = begin; i < end; ++i) {
+      EXPECT_EQ(waits[i]->Settle(), expected) << "the wait on word " << i;
+      EXPECT_EQ(MutexWord(word(i)).unlock(self), MutexWord::UnlockStatus::kUnlocked) << i;
+    }
+  }
+};
+
+TEST_P(CrossProcessTest, ReleasesElsewhereReachTheWaitersOfMoreWordsThanOneRelayThreadWatches) {
+  ManyMutexesHeldElsewhere shared;
+  ASSERT_NE(shared.region.opened.region, nullptr);
+  ASSERT_TRUE(shared.queue_waits());
+  // The words queued later first: while the first ones still have waiters, the releases reach
+  // their waiters only if a relay thread watches those words too.
+  for (std::size_t i = kWordsOfOneRelayThread; i < kManyWords; ++i) {
+    change_elsewhere(shared.word(i), MutexWord::kUnlocked, shared.word(i));
+  }
+  ASSERT_TRUE(shared.woken(kWordsOfOneRelayThread, kManyWords));
+  shared.settle(kWordsOfOneRelayThread, kManyWords, Outcome::kAcquired);
+  for (std::size_t i = 0; i < kWordsOfOneRelayThread; ++i) {
+    change_elsewhere(shared.word(i), MutexWord::kUnlocked, shared.word(i));
+  }
+  ASSERT_TRUE(shared.woken(0, kWordsOfOneRelayThread));
+  shared.settle(0, kWordsOfOneRelayThread, Outcome::kAcquired);
+}
+
+TEST(CrossProcessManyWordsTest, AHolderWhoseProcessDiesIsReportedOnEveryWordItHeld) {
+  ManyMutexesHeldElsewhere shared;
+  ASSERT_NE(shared.region.opened.region, nullptr);
+  ASSERT_TRUE(shared.queue_waits());
+  // Nothing changes in the words: only a relay thread looking at their holder finds it dead.
+  shared.later_holder.die();
+  ASSERT_TRUE(shared.woken(kWordsOfOneRelayThread, kManyWords));
+  shared.settle(kWordsOfOneRelayThread, kManyWords, Outcome::kOwnerDied);
+  for (std::size_t i = kWordsOfOneRelayThread; i < kManyWords; ++i) {
+    EXPECT_EQ(shared.waits[i]->step().ended_owner(), shared.later_holder.identity()) << i;
+  }
+  // The live holder's waiters still wait, and get its releases.
+  for (std::size_t i = 0; i < kWordsOfOneRelayThread; ++i) {
+    EXPECT_EQ(shared.waits[i]->waiter().wake_count(), 0u) << i;
+    atomic_ref<std::int32_t>(*shared.word(i)).store(MutexWord::kUnlocked);
+    cross_process::wake_others(shared.word(i));
+  }
+  ASSERT_TRUE(shared.woken(0, kWordsOfOneRelayThread));
+  shared.settle(0, kWordsOfOneRelayThread, Outcome::kAcquired);
 }
 
 INSTANTIATE_TEST_SUITE_P(WokenOrNot, CrossProcessTest, ::testing::Bool(),
