@@ -22,13 +22,30 @@ void look_again(const Watched& watched) {
   watched.site->look_again(watched.key);
 }
 
-// A holder that ended (its process died): its oldest local waiter takes the lock over.
+// A holder that ended (its process died): its oldest local waiter takes the lock over. Words
+// often share a holder (a thread holding many locks), and asking whether another process's
+// holder lives is a system call: each live one is asked about once per look. One that dies
+// during the look is found by the next, as one that dies just after it.
 void look_at_holders(const std::vector<Watched>& keys) {
+  struct Holder {
+    const shared_region::Region* region;
+    ThreadId thread;
+  };
+  std::vector<Holder> alive;
   for (const Watched& w : keys) {
     if (w.site->holder == nullptr) continue;
     const ThreadId holder = w.site->holder(w.key);
-    if (holder != kNoThread && shared_region::owner_ended(w.site->address(w.key), holder)) {
+    if (holder == kNoThread) continue;
+    const void* address = w.site->address(w.key);
+    const Holder found{shared_region::region_at(address), holder};
+    const auto same = [&found](const Holder& h) {
+      return h.region == found.region && h.thread == found.thread;
+    };
+    if (std::any_of(alive.begin(), alive.end(), same)) continue;
+    if (shared_region::owner_ended(address, holder)) {
       look_again(w);
+    } else {
+      alive.push_back(found);
     }
   }
 }

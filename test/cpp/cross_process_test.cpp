@@ -459,10 +459,10 @@ TEST(CrossProcessRwLockTest, AWriterWhoseThreadEndsIsTakenOverByTheWaiterQueuedF
 constexpr std::size_t kWordsOfOneRelayThread = 127;
 constexpr std::size_t kManyWords = 300;
 
-// kManyWords region mutexes, held by two threads of other processes: the first
-// kWordsOfOneRelayThread by `first_holder`, the others by `later_holder`. On each, a Promise lock
-// wait of this thread, queued in order: the words queued first are as many as one relay thread
-// could watch.
+// kManyWords region mutexes, held by two threads of other processes: `later_holder` holds every
+// other word after the first kWordsOfOneRelayThread, `first_holder` the rest. On each, a Promise
+// lock wait of this thread, queued in order: the words queued first are as many as one relay
+// thread could watch.
 struct ManyMutexesHeldElsewhere {
   TemporaryRegion region{4 * kManyWords};
   IdentityElsewhere first_holder{region, shared_region::kSlots - 1};
@@ -471,23 +471,35 @@ struct ManyMutexesHeldElsewhere {
   std::vector<std::unique_ptr<PromiseStep<MutexWord::LockStep>>> waits;
 
   std::int32_t* word(std::size_t i) const { return region.opened.words + i; }
+  const IdentityElsewhere& holder_of(std::size_t i) const {
+    return i >= kWordsOfOneRelayThread && i % 2 == 1 ? later_holder : first_holder;
+  }
 
   // Holds every mutex and queues a wait on each; false if one did not queue.
   bool queue_waits() {
     for (std::size_t i = 0; i < kManyWords; ++i) {
-      const IdentityElsewhere& holder = i < kWordsOfOneRelayThread ? first_holder : later_holder;
       atomic_ref<std::int32_t>(*word(i)).store(
-          MutexWord::held_by(holder.identity(), MutexWord::kLocked));
+          MutexWord::held_by(holder_of(i).identity(), MutexWord::kLocked));
       waits.push_back(std::make_unique<PromiseStep<MutexWord::LockStep>>(MutexWord(word(i)), self));
       if (waits.back()->Start() != Outcome::kPending) return false;
     }
     return true;
   }
 
-  // Whether every wait on words [begin, end) gets woken (within the wait limit).
-  bool woken(std::size_t begin, std::size_t end) const {
+  // The words whose index `pick` takes.
+  template <typename Pick>
+  static std::vector<std::size_t> words_where(Pick pick) {
+    std::vector<std::size_t> picked;
+    for (std::size_t i = 0; i < kManyWords; ++i) {
+      if (pick(i)) picked.push_back(i);
+    }
+    return picked;
+  }
+
+  // Whether the wait on every one of `words` gets woken (within the wait limit).
+  bool woken(const std::vector<std::size_t>& words) const {
     return WaitUntil([&] {
-      for (std::size_t i = begin; i < end; ++i) {
+      for (const std::size_t i : words) {
         if (waits[i]->waiter().wake_count() == 0) return false;
       }
       return true;
@@ -495,8 +507,8 @@ struct ManyMutexesHeldElsewhere {
   }
 
   // Each of those waits, settled, comes to `expected` and unlocks what it took.
-  void settle(std::size_t begin, std::size_t end, Outcome expected) {
-    for (std::size_t i = begin; i < end; ++i) {
+  void settle(const std::vector<std::size_t>& words, Outcome expected) {
+    for (const std::size_t i : words) {
       EXPECT_EQ(waits[i]->Settle(), expected) << "the wait on word " << i;
       EXPECT_EQ(MutexWord(word(i)).unlock(self), MutexWord::UnlockStatus::kUnlocked) << i;
     }
@@ -509,37 +521,41 @@ TEST_P(CrossProcessTest, ReleasesElsewhereReachTheWaitersOfMoreWordsThanOneRelay
   ASSERT_TRUE(shared.queue_waits());
   // The words queued later first: while the first ones still have waiters, the releases reach
   // their waiters only if a relay thread watches those words too.
-  for (std::size_t i = kWordsOfOneRelayThread; i < kManyWords; ++i) {
-    change_elsewhere(shared.word(i), MutexWord::kUnlocked, shared.word(i));
+  const auto later = shared.words_where([](std::size_t i) { return i >= kWordsOfOneRelayThread; });
+  const auto first = shared.words_where([](std::size_t i) { return i < kWordsOfOneRelayThread; });
+  for (const auto& words : {later, first}) {
+    for (const std::size_t i : words) {
+      change_elsewhere(shared.word(i), MutexWord::kUnlocked, shared.word(i));
+    }
+    ASSERT_TRUE(shared.woken(words));
+    shared.settle(words, Outcome::kAcquired);
   }
-  ASSERT_TRUE(shared.woken(kWordsOfOneRelayThread, kManyWords));
-  shared.settle(kWordsOfOneRelayThread, kManyWords, Outcome::kAcquired);
-  for (std::size_t i = 0; i < kWordsOfOneRelayThread; ++i) {
-    change_elsewhere(shared.word(i), MutexWord::kUnlocked, shared.word(i));
-  }
-  ASSERT_TRUE(shared.woken(0, kWordsOfOneRelayThread));
-  shared.settle(0, kWordsOfOneRelayThread, Outcome::kAcquired);
 }
 
 TEST(CrossProcessManyWordsTest, AHolderWhoseProcessDiesIsReportedOnEveryWordItHeld) {
   ManyMutexesHeldElsewhere shared;
   ASSERT_NE(shared.region.opened.region, nullptr);
   ASSERT_TRUE(shared.queue_waits());
-  // Nothing changes in the words: only a relay thread looking at their holder finds it dead.
+  const auto dead = shared.words_where(
+      [&](std::size_t i) { return &shared.holder_of(i) == &shared.later_holder; });
+  const auto alive = shared.words_where(
+      [&](std::size_t i) { return &shared.holder_of(i) == &shared.first_holder; });
+  // Nothing changes in the words: only a relay thread looking at their holders finds one dead,
+  // beside the live one.
   shared.later_holder.die();
-  ASSERT_TRUE(shared.woken(kWordsOfOneRelayThread, kManyWords));
-  shared.settle(kWordsOfOneRelayThread, kManyWords, Outcome::kOwnerDied);
-  for (std::size_t i = kWordsOfOneRelayThread; i < kManyWords; ++i) {
+  ASSERT_TRUE(shared.woken(dead));
+  shared.settle(dead, Outcome::kOwnerDied);
+  for (const std::size_t i : dead) {
     EXPECT_EQ(shared.waits[i]->step().ended_owner(), shared.later_holder.identity()) << i;
   }
   // The live holder's waiters still wait, and get its releases.
-  for (std::size_t i = 0; i < kWordsOfOneRelayThread; ++i) {
+  for (const std::size_t i : alive) {
     EXPECT_EQ(shared.waits[i]->waiter().wake_count(), 0u) << i;
     atomic_ref<std::int32_t>(*shared.word(i)).store(MutexWord::kUnlocked);
     cross_process::wake_others(shared.word(i));
   }
-  ASSERT_TRUE(shared.woken(0, kWordsOfOneRelayThread));
-  shared.settle(0, kWordsOfOneRelayThread, Outcome::kAcquired);
+  ASSERT_TRUE(shared.woken(alive));
+  shared.settle(alive, Outcome::kAcquired);
 }
 
 INSTANTIATE_TEST_SUITE_P(WokenOrNot, CrossProcessTest, ::testing::Bool(),
