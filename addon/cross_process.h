@@ -8,14 +8,17 @@
 //     keeps saying "waiters may be parked" and every release takes the slow path.
 //   - Every release that wakes waiters here also wakes the other processes' relays (wake_others),
 //     through the kernel futex on the key's word (a process-shared futex, keyed by the file page).
-//   - While a process has waiters on a shared key, its relay thread sleeps on that word
-//     (futex_waitv, with the words of every such key). Woken by a release, or finding the word
-//     changed, it runs the primitive's WaitSite::look_again, which wakes the local waiters the
-//     change may concern to look at the word again (a mutex's oldest, a semaphore's that the
-//     permits cover, every waiter of a latch), keeping it marked as having waiters. They compete
-//     for what was released with the other processes' waiters: waiters are served in order
-//     within a process, and no process can keep the others' waiters from competing. What the
-//     relay does passes on a change that every relay saw, so it wakes no other process's relay.
+//   - While a process has waiters on a shared key, a relay thread sleeps on that word
+//     (futex_waitv, with the words of other such keys). futex_waitv takes at most 128 words, so
+//     the relay is sharded (relay_shard.h): a thread per 127 keys, however many the process waits
+//     on, and a key stays with one thread while waiters here wait on it. Woken by a release, or
+//     finding the word changed, it runs the primitive's WaitSite::look_again, which wakes the
+//     local waiters the change may concern to look at the word again (a mutex's oldest, a
+//     semaphore's that the permits cover, every waiter of a latch), keeping it marked as having
+//     waiters. They compete for what was released with the other processes' waiters: waiters
+//     are served in order within a process, and no process can keep the others' waiters from
+//     competing. What the relay does passes on a change that every relay saw, so it wakes no
+//     other process's relay.
 //     A waiter that queues tells the relay the word as it read it before checking it; a word
 //     that reads otherwise by the time the relay sleeps has changed since, perhaps by a release
 //     that woke no relay here, and the waiters look again; so do they when a waiter queues having
@@ -23,9 +26,9 @@
 //   - A grant step never takes a fair turn (parking_lot::FairTurn): the fairness timer is this
 //     process's, and what a fair turn marks in the word (a semaphore's permits set aside for the
 //     head) would outlive a process that dies.
-// The relay also looks every kOwnerPollInterval at the holders of the words it watches: a holder
-// whose process died (shared_region.h) gets its oldest local waiter woken to take the lock over.
-// That bounds how soon a waiter learns of a SIGKILLed holder; a newcomer learns at once.
+// Each relay thread also looks every kOwnerPollInterval at the holders of the words it watches: a
+// holder whose process died (shared_region.h) gets its oldest local waiter woken to take the lock
+// over. That bounds how soon a waiter learns of a SIGKILLed holder; a newcomer learns at once.
 #pragma once
 
 #include <chrono>

@@ -19,14 +19,14 @@
 // The parts, in cross_process/: baselines.js finds the baselines' code; cases.js lists the cases
 // and runs their repetitions; measure.js starts and reads the processes of each measurement
 // (processes.js, child/*.js, flock_helper.c) in a slice of one region (context.js, layout.js);
-// summary.js and report.js make the results.
+// summary.js and report.js make the results; run.js cleans up on the way out and records the
+// run's facts.
 const fs = require('node:fs');
-const os = require('node:os');
 const { walkArgv, checkPositiveInteger } = require('./support/argv');
 const { createContext } = require('./cross_process/context');
 const { findFlock, findProperLockfile } = require('./cross_process/baselines');
 const { buildCases, runAll } = require('./cross_process/cases');
-const { killAll } = require('./cross_process/processes');
+const { cleanUpOnExit, runFacts } = require('./cross_process/run');
 const { summarize, computeRatios } = require('./cross_process/summary');
 const { formatReport } = require('./cross_process/report');
 
@@ -67,22 +67,9 @@ function parseOptions(argv) {
   return options;
 }
 
-// Every way out of the run, an interrupt included, kills the children still running and removes
-// the run's temporary folder.
-function cleanUpOnExit(ctx) {
-  process.on('exit', () => {
-    killAll();
-    ctx.remove();
-  });
-  for (const [signal, number] of [['SIGINT', 2], ['SIGTERM', 15], ['SIGHUP', 1]]) {
-    process.on(signal, () => process.exit(128 + number));
-  }
-}
-
 async function main() {
   const options = parseOptions(process.argv.slice(2));
-  const startedAt = Date.now();
-  const loadavgAtStart = os.loadavg();
+  const facts = runFacts(options);
   const ctx = createContext(options);
   cleanUpOnExit(ctx);
   ctx.flock = findFlock(options.flock, ctx.dir);
@@ -93,15 +80,7 @@ async function main() {
   const rows = cases.map(summarize);
   const ratios = computeRatios(rows);
   const meta = {
-    date: new Date().toISOString(),
-    node: process.version,
-    platform: `${os.platform()} ${os.arch()}`,
-    cpus: os.cpus().length,
-    cpuModel: (os.cpus()[0] || {}).model,
-    loadavgAtStart,
-    loadavgAtEnd: os.loadavg(),
-    durationSec: (Date.now() - startedAt) / 1000,
-    options,
+    ...facts.finish(),
     flock: ctx.flock.reason ? `skipped: ${ctx.flock.reason}` : ctx.flock.description,
     properLockfile: ctx.properLockfile.reason
       ? `skipped: ${ctx.properLockfile.reason}`

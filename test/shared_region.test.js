@@ -5,8 +5,9 @@
 // acquirer in any process; waits that give up leave the lock to the others; bad files and bad
 // arguments get coded errors. A Semaphore, a Barrier, a Latch and a Once in a region keep their
 // invariants across processes too, and wake waiters in other processes; from Node 26 a region's
-// primitives post to workers.
-const { describe, it, before, after } = require('node:test');
+// primitives post to workers. A process waiting on a thousand Mutexes of a region at once hears
+// of each release, and of the death of their holder, whichever of its relay threads watches it.
+const { describe, it, before, after, afterEach } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -15,7 +16,7 @@ const cluster = require('node:cluster');
 const { types } = require('node:util');
 const { fork, spawn } = require('node:child_process');
 const { Worker, threadId } = require('node:worker_threads');
-const { sharedMemory, Mutex, Semaphore, Condition, RWLock, Latch, Barrier, Once, futex, inspect, watchdog, TimeoutError } =
+const { sharedMemory, Mutex, Semaphore, Condition, RWLock, Latch, Barrier, Once, futex, inspect, watchdog, TimeoutError, OwnerDiedError } =
   require('../lib');
 const native = require('../lib/native');
 const { isRegionMutex } = require('../lib/mutex');
@@ -24,6 +25,8 @@ const { fixture, withinLimit, waitFor, exitIfKeptAlive, messageFrom, exited } = 
 exitIfKeptAlive();
 const AGENT = fixture('region_agent.js');
 const FAMILY_AGENT = fixture('region_family_agent.js');
+const MANY_WORDS = fixture('region_many_words.js');
+const { manyWords, acquired } = require('./fixtures/region_many_words');
 const { FAMILY } = require('./fixtures/region_family_layout');
 const supported = native.regionsSupported;
 let directory;
@@ -702,6 +705,130 @@ describe('a Semaphore, a Barrier, a Latch, a Once and a Condition across process
     mutex.unlock();
     await withinLimit(Promise.all(workers.map((w) => messageFrom(w, (m) => m === 'done'))), 'every worker to unlock');
     await Promise.all(workers.map((w) => w.terminate()));
+  });
+});
+
+describe('a thousand Mutexes of one region waited on at once, more words than one relay thread watches', { skip: !supported && 'no regions on this platform' }, () => {
+  const COUNT = 1000;
+  // How long the waiters of a dead holder get to hear of it: a few relay polls would do; more
+  // means a waiter was never told.
+  const ALL_TOLD_MS = 5_000;
+  const indices = Array.from({ length: COUNT }, (_, i) => i);
+  const children = [];
+  before(() => {
+    directory = fs.mkdtempSync(path.join(os.tmpdir(), 'parklock-region-'));
+  });
+  afterEach(() => {
+    for (const child of children.splice(0)) child.kill('SIGKILL');
+  });
+  after(() => fs.rmSync(directory, { recursive: true, force: true }));
+
+  function shuffled(list) {
+    const copy = [...list];
+    for (let i = copy.length - 1; i > 0; i--) {
+      const j = Math.floor(Math.random() * (i + 1));
+      [copy[i], copy[j]] = [copy[j], copy[i]];
+    }
+    return copy;
+  }
+
+  // A fresh region whose COUNT Mutexes another process holds, once it has reported so.
+  async function allHeldElsewhere() {
+    const file = path.join(directory, `many-${++serial}`);
+    const words = manyWords(sharedMemory(file, { size: manyWords.bytes(COUNT) }), COUNT);
+    const holder = fork(MANY_WORDS, [file, 'hold', String(COUNT)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    children.push(holder);
+    await withinLimit(messageFrom(holder, (m) => m && m.held === COUNT), 'the holder to lock them all');
+    return { file, holder, ...words };
+  }
+
+  // The holder hands off `released` one by one, each to its waiter before the next: while most
+  // words still have waiters, a release of any word reaches its waiter only if this process
+  // watches that word.
+  async function handOff({ holder }, released) {
+    const report = messageFrom(holder, (m) => m && (m.released !== undefined || m.stuck !== undefined));
+    holder.send({ release: released });
+    const { stuck } = await withinLimit(report, 'the hand-offs', 60_000);
+    assert.equal(stuck, undefined, `the release of Mutex ${stuck} reached no waiter`);
+  }
+
+  // What a wait came to: 'acquired', or the code of the OwnerDiedError that handed it the lock.
+  const outcomeOf = (error) => (error instanceof OwnerDiedError ? error.code : `unexpected ${error}`);
+
+  function waitHere(shared, index) {
+    return shared.mutexes[index].lockAsync().then(() => 'acquired', outcomeOf).then((outcome) => {
+      acquired(shared, index);
+      return outcome;
+    });
+  }
+
+  // A worker thread blocked in lock() on each of `blocked`, once it has queued; their outcomes.
+  async function blockedIn({ file, mutexes }, blocked) {
+    const workers = blocked.map((index) => new Worker(MANY_WORDS, { workerData: { path: file, count: COUNT, index } }));
+    const outcomes = workers.map((worker) => messageFrom(worker, (m) => m && m.outcome !== undefined).then((m) => m.outcome));
+    await withinLimit(Promise.all(workers.map((worker) => messageFrom(worker))), 'the blocked workers to start');
+    await waitFor(() => blocked.every((index) => mutexes[index].waiting === 1), 'the blocked workers to queue');
+    return { workers, outcomes };
+  }
+
+  // Waits on every Mutex: threads blocked on `blocked` (the first half queued before the Promise
+  // waits, the others after them, so that blocked waits are among the first words this process
+  // watches and among the last), Promise waits here on the rest. The outcome of each, by index.
+  async function waitOnAll(shared, blocked = []) {
+    const outcomes = new Array(COUNT);
+    const early = await blockedIn(shared, blocked.slice(0, blocked.length / 2));
+    for (const index of indices) if (!blocked.includes(index)) outcomes[index] = waitHere(shared, index);
+    const late = await blockedIn(shared, blocked.slice(blocked.length / 2));
+    const workers = [...early.workers, ...late.workers];
+    [...early.outcomes, ...late.outcomes].forEach((outcome, i) => (outcomes[blocked[i]] = outcome));
+    assert.equal(shared.mutexes.reduce((sum, mutex) => sum + mutex.waiting, 0), COUNT);
+    return { outcomes, stopWorkers: () => Promise.all(workers.map((worker) => worker.terminate())) };
+  }
+
+  // Every waiter acquired exactly once, and left its Mutex free.
+  function assertEachAcquiredOnce(shared) {
+    assert.deepEqual([...shared.counts], indices.map(() => 1));
+    assert.equal(shared.mutexes.some((mutex) => mutex.isLocked || mutex.waiting > 0), false);
+    assert.equal(shared.handOffs.available, 0);
+  }
+
+  async function handOffAllInRandomOrder(blocked) {
+    const shared = await allHeldElsewhere();
+    const { outcomes, stopWorkers } = await waitOnAll(shared, blocked);
+    await handOff(shared, shuffled(indices));
+    const settled = await withinLimit(Promise.all(outcomes), 'every waiter to report');
+    await stopWorkers();
+    assert.deepEqual(settled, indices.map(() => 'acquired'));
+    assertEachAcquiredOnce(shared);
+    shared.holder.send('exit');
+    await exited(shared.holder);
+  }
+
+  it('another process releases them one by one in random order, and each Promise wait acquires exactly once', async () => {
+    await handOffAllInRandomOrder();
+  });
+
+  it('threads blocked on some of them, among the first and the last words watched, acquire exactly once beside the Promise waits', async () => {
+    await handOffAllInRandomOrder(shuffled(indices).slice(0, 8));
+  });
+
+  it('a holder SIGKILLed holding half of them is reported to every waiter of that half, whichever relay thread watches its word', async () => {
+    const shared = await allHeldElsewhere();
+    const order = shuffled(indices);
+    const [released, kept] = [order.slice(0, COUNT / 2), order.slice(COUNT / 2)];
+    // Blocked waits on both halves, queued first and last.
+    const blocked = [released[0], kept[0], released[1], kept[1], released[2], kept[2], released[3], kept[3]];
+    const { outcomes, stopWorkers } = await waitOnAll(shared, blocked);
+    await handOff(shared, released);
+    shared.holder.kill('SIGKILL');
+    const settled = await withinLimit(Promise.all(outcomes), 'every waiter to acquire or hear of the death', ALL_TOLD_MS);
+    await stopWorkers();
+    const wasReleased = new Set(released);
+    assert.deepEqual(settled, indices.map((i) => (wasReleased.has(i) ? 'acquired' : 'ERR_PARKLOCK_OWNER_DIED')));
+    // The dead holder's half went by hand-off too, each to its waiter, which released a permit.
+    assert.equal(shared.handOffs.tryAcquire(COUNT / 2), true);
+    assertEachAcquiredOnce(shared);
+    await exited(shared.holder);
   });
 });
 

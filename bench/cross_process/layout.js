@@ -10,6 +10,7 @@
 // acquisition and the stop word read on every one, and on one cache line each write would also
 // evict every reader's copy.
 const SLICE_BYTES = 4096;
-const SLOT = { LOCK: 0, COUNTER: 64, STOP: 128, PING: [192, 256, 320] };
+// STAMP: when the latest release of a wake-up measurement (child/wake_up.js) was made.
+const SLOT = { LOCK: 0, COUNTER: 64, STOP: 128, PING: [192, 256, 320], STAMP: 384 };
 
 module.exports = { SLICE_BYTES, SLOT };

@@ -9,7 +9,9 @@
 
 #if defined(__linux__) && defined(__x86_64__)
 #include <atomic>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "condition.h"
 #include "futex.h"
@@ -25,7 +27,9 @@ namespace parklock {
 namespace {
 
 using testing::Gate;
+using testing::IdentityElsewhere;
 using testing::kHangGuardMs;
+using testing::PromiseStep;
 using testing::RunOnEndingThread;
 using testing::TemporaryRegion;
 using testing::ThreadGroup;
@@ -449,6 +453,109 @@ TEST(CrossProcessRwLockTest, AWriterWhoseThreadEndsIsTakenOverByTheWaiterQueuedF
   EXPECT_EQ(outcome, Outcome::kOwnerDied);
   EXPECT_EQ(reported, writer);
   EXPECT_EQ(shared.state(), 0);
+}
+
+// One futex_waitv sleeps on at most 128 words; a relay thread's own is one of them.
+constexpr std::size_t kWordsOfOneRelayThread = 127;
+constexpr std::size_t kManyWords = 300;
+
+// kManyWords region mutexes, held by two threads of other processes: `later_holder` holds every
+// other word after the first kWordsOfOneRelayThread, `first_holder` the rest. On each, a Promise
+// lock wait of this thread, queued in order: the words queued first are as many as one relay
+// thread could watch.
+struct ManyMutexesHeldElsewhere {
+  TemporaryRegion region{4 * kManyWords};
+  IdentityElsewhere first_holder{region, shared_region::kSlots - 1};
+  IdentityElsewhere later_holder{region, shared_region::kSlots - 2};
+  const ThreadId self = shared_region::identity_at(region.opened.words, current_thread_id());
+  std::vector<std::unique_ptr<PromiseStep<MutexWord::LockStep>>> waits;
+
+  std::int32_t* word(std::size_t i) const { return region.opened.words + i; }
+  const IdentityElsewhere& holder_of(std::size_t i) const {
+    return i >= kWordsOfOneRelayThread && i % 2 == 1 ? later_holder : first_holder;
+  }
+
+  // Holds every mutex and queues a wait on each; false if one did not queue.
+  bool queue_waits() {
+    for (std::size_t i = 0; i < kManyWords; ++i) {
+      atomic_ref<std::int32_t>(*word(i)).store(
+          MutexWord::held_by(holder_of(i).identity(), MutexWord::kLocked));
+      waits.push_back(std::make_unique<PromiseStep<MutexWord::LockStep>>(MutexWord(word(i)), self));
+      if (waits.back()->Start() != Outcome::kPending) return false;
+    }
+    return true;
+  }
+
+  // The words whose index `pick` takes.
+  template <typename Pick>
+  static std::vector<std::size_t> words_where(Pick pick) {
+    std::vector<std::size_t> picked;
+    for (std::size_t i = 0; i < kManyWords; ++i) {
+      if (pick(i)) picked.push_back(i);
+    }
+    return picked;
+  }
+
+  // Whether the wait on every one of `words` gets woken (within the wait limit).
+  bool woken(const std::vector<std::size_t>& words) const {
+    return WaitUntil([&] {
+      for (const std::size_t i : words) {
+        if (waits[i]->waiter().wake_count() == 0) return false;
+      }
+      return true;
+    });
+  }
+
+  // Each of those waits, settled, comes to `expected` and unlocks what it took.
+  void settle(const std::vector<std::size_t>& words, Outcome expected) {
+    for (const std::size_t i : words) {
+      EXPECT_EQ(waits[i]->Settle(), expected) << "the wait on word " << i;
+      EXPECT_EQ(MutexWord(word(i)).unlock(self), MutexWord::UnlockStatus::kUnlocked) << i;
+    }
+  }
+};
+
+TEST_P(CrossProcessTest, ReleasesElsewhereReachTheWaitersOfMoreWordsThanOneRelayThreadWatches) {
+  ManyMutexesHeldElsewhere shared;
+  ASSERT_NE(shared.region.opened.region, nullptr);
+  ASSERT_TRUE(shared.queue_waits());
+  // The words queued later first: while the first ones still have waiters, the releases reach
+  // their waiters only if a relay thread watches those words too.
+  const auto later = shared.words_where([](std::size_t i) { return i >= kWordsOfOneRelayThread; });
+  const auto first = shared.words_where([](std::size_t i) { return i < kWordsOfOneRelayThread; });
+  for (const auto& words : {later, first}) {
+    for (const std::size_t i : words) {
+      change_elsewhere(shared.word(i), MutexWord::kUnlocked, shared.word(i));
+    }
+    ASSERT_TRUE(shared.woken(words));
+    shared.settle(words, Outcome::kAcquired);
+  }
+}
+
+TEST(CrossProcessManyWordsTest, AHolderWhoseProcessDiesIsReportedOnEveryWordItHeld) {
+  ManyMutexesHeldElsewhere shared;
+  ASSERT_NE(shared.region.opened.region, nullptr);
+  ASSERT_TRUE(shared.queue_waits());
+  const auto dead = shared.words_where(
+      [&](std::size_t i) { return &shared.holder_of(i) == &shared.later_holder; });
+  const auto alive = shared.words_where(
+      [&](std::size_t i) { return &shared.holder_of(i) == &shared.first_holder; });
+  // Nothing changes in the words: only a relay thread looking at their holders finds one dead,
+  // beside the live one.
+  shared.later_holder.die();
+  ASSERT_TRUE(shared.woken(dead));
+  shared.settle(dead, Outcome::kOwnerDied);
+  for (const std::size_t i : dead) {
+    EXPECT_EQ(shared.waits[i]->step().ended_owner(), shared.later_holder.identity()) << i;
+  }
+  // The live holder's waiters still wait, and get its releases.
+  for (const std::size_t i : alive) {
+    EXPECT_EQ(shared.waits[i]->waiter().wake_count(), 0u) << i;
+    atomic_ref<std::int32_t>(*shared.word(i)).store(MutexWord::kUnlocked);
+    cross_process::wake_others(shared.word(i));
+  }
+  ASSERT_TRUE(shared.woken(alive));
+  shared.settle(alive, Outcome::kAcquired);
 }
 
 INSTANTIATE_TEST_SUITE_P(WokenOrNot, CrossProcessTest, ::testing::Bool(),

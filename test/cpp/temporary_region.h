@@ -1,15 +1,18 @@
-// A region other processes could share (shared_region.h), in a temporary file of this process:
-// for the C++ tests of regions and of the relay. Linux only, where regions exist.
+// A region other processes could share (shared_region.h), in a temporary file of this process,
+// and identities of other processes there: for the C++ tests of regions and of the relay. Linux
+// only, where regions exist.
 #pragma once
 
 #if defined(__linux__)
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
+#include "atomic_ref.h"
 #include "shared_region.h"
 
 namespace parklock::testing {
@@ -35,6 +38,50 @@ struct TemporaryRegion {
   }
   TemporaryRegion(const TemporaryRegion&) = delete;
   TemporaryRegion& operator=(const TemporaryRegion&) = delete;
+};
+
+// A live thread of another process in `region`: the slot `slot` (pick one this process's
+// threads do not reach, from the top) made live as that process would make it, its liveness
+// lock held by an open file description of the region's file that is not the region's own.
+// die() drops that lock, as the kernel does when that process dies: from then on its identity
+// reads "owner ended", and only the relay's look at the holders tells waiters already queued.
+class IdentityElsewhere {
+ public:
+  IdentityElsewhere(const TemporaryRegion& region, std::size_t slot)
+      : fd_(open(region.path.c_str(), O_RDWR | O_CLOEXEC)) {
+    using namespace shared_region;
+    struct flock lock {};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = kLivenessBase + static_cast<std::int64_t>(slot);
+    lock.l_len = 1;
+    if (fd_ < 0 || fcntl(fd_, F_OFD_SETLK, &lock) != 0) std::abort();
+    auto* slot_fields =
+        reinterpret_cast<std::uint32_t*>(reinterpret_cast<std::uint8_t*>(region.opened.words) -
+                                         kHeaderBytes + kSlotsOffset + slot * kSlotBytes);
+    const auto field = [slot_fields](int i) { return atomic_ref<std::uint32_t>(slot_fields[i]); };
+    const std::uint32_t generation = field(0).load(std::memory_order_relaxed) + 1;
+    field(0).store(generation, std::memory_order_relaxed);
+    field(1).store(static_cast<std::uint32_t>(getpid()) + 1, std::memory_order_relaxed);
+    field(2).store(1, std::memory_order_relaxed);
+    field(3).store(kLive, std::memory_order_release);
+    identity_ = kRegionIdentity |
+                static_cast<ThreadId>((generation & ((1u << kGenerationBits) - 1)) << kSlotBits) |
+                static_cast<ThreadId>(slot);
+  }
+  ~IdentityElsewhere() { die(); }
+  IdentityElsewhere(const IdentityElsewhere&) = delete;
+  IdentityElsewhere& operator=(const IdentityElsewhere&) = delete;
+
+  ThreadId identity() const { return identity_; }
+  void die() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+  ThreadId identity_ = kNoThread;
 };
 
 }  // namespace parklock::testing

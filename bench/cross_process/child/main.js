@@ -5,8 +5,10 @@
 const { count } = require('./count');
 const { pingPong } = require('./ping_pong');
 const { death, holder } = require('./owner_death');
+const { holdWords, idleWatch } = require('./watching');
+const { wakeUp } = require('./wake_up');
 
-const MODES = { count, pingpong: pingPong, death, holder };
+const MODES = { count, pingpong: pingPong, death, holder, holdwords: holdWords, idlewatch: idleWatch, wakeup: wakeUp };
 
 const spec = JSON.parse(process.argv[2]);
 // An orphan would hold its lock, or keep contending, for nobody: a child whose parent is gone
