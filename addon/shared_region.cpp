@@ -372,8 +372,10 @@ Opened repair(int fd, bool may_repair, std::uint64_t size) {
     const int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (own < 0) {
       result.error_number = errno;
-    } else if (ftruncate(own, 0) != 0 ||
-               ftruncate(own, static_cast<off_t>(kHeaderBytes + size)) != 0) {
+    } else if (ftruncate(own, static_cast<off_t>(kHeaderBytes + size)) != 0) {
+      // Sized as asked, not emptied first: a process may still map the file from before a
+      // truncation (Integrity), and would fault on pages past a zero length. What it finds is
+      // zeros, or the words it wrote there since, which name identities of no live slot.
       result.error_number = errno;
       close(own);
     } else if (Region* region = map_file(own, info, size, &result.error, &result.error_number)) {
