@@ -12,6 +12,9 @@
 //   8       8              the user area's size in bytes; the file is kHeaderBytes plus that
 //   16      48             zero
 //   64      16 * kSlots    identity slots (below)
+//   kLedgerOffset          the registration ledger: kLedgerEntries entries of 8 bytes, which
+//                          name who holds the waits counted in the user area's Condition words
+//                          (registration_ledger.h)
 //   kHeaderBytes           the user area: what sharedMemory() hands out, the words of primitives
 //
 // Identities. A lock word names its holder by a ThreadId, which counts a process's own threads,
@@ -44,8 +47,13 @@ inline constexpr std::uint32_t kVersion = 1;
 inline constexpr std::size_t kSlotsOffset = 64;
 inline constexpr std::size_t kSlotBytes = 16;
 inline constexpr std::size_t kSlots = 1020;
-inline constexpr std::size_t kHeaderBytes = 16384;
-static_assert(kSlotsOffset + kSlots * kSlotBytes == kHeaderBytes);
+inline constexpr std::size_t kLedgerOffset = 16384;
+static_assert(kSlotsOffset + kSlots * kSlotBytes == kLedgerOffset);
+inline constexpr std::size_t kLedgerEntryBytes = 8;
+inline constexpr std::size_t kLedgerEntries = 4096;
+inline constexpr std::size_t kHeaderBytes = kLedgerOffset + kLedgerEntries * kLedgerEntryBytes;
+// The user area starts at a multiple of 16 KiB: a page boundary for 4 and 16 KiB pages.
+static_assert(kHeaderBytes % 16384 == 0);
 // Region sizes users may ask for: up to 1 GiB of words.
 inline constexpr std::uint64_t kMaxUserBytes = std::uint64_t{1} << 30;
 
@@ -155,5 +163,16 @@ void end_identities_of(ThreadId thread, Visit&& visit) {
   const std::size_t count = end_identities(thread, ended, 64);
   for (std::size_t i = 0; i < count; ++i) visit(ended[i]);
 }
+
+// --- The registration ledger (registration_ledger.h documents its entries) ---
+
+// Where the ledger of the region holding `word` lies: its entries, and the user area whose word
+// offsets they name. All null outside every region.
+struct LedgerPlace {
+  std::uint64_t* entries = nullptr;  // kLedgerEntries of them
+  std::uint8_t* user = nullptr;
+  std::uint64_t user_bytes = 0;
+};
+LedgerPlace ledger_place(const void* word) noexcept;
 
 }  // namespace parklock::shared_region

@@ -37,6 +37,9 @@ enum class Outcome : int {
   kOwnerDied = 9,    // acquired, and the previous owner had ended holding it (ended_owner())
   kLeader = 10,      // a barrier's last arrival; the caller that runs a once's initializer
   kDeadlock = 11,    // this thread gives up a cycle of blocked lock waits (waits_for.h)
+
+  // No room to count one more wait in memory other processes share (a Condition's, condition.h).
+  kTooManyWaiters = 12,
 };
 
 // A blocking wait for a lock that records its owner watches, while it sleeps, for the lock being

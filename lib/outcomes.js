@@ -4,7 +4,7 @@
 // words of the primitive that asked. CANCELLED never reaches it: a cancelled
 // Promise wait rejects with its reason (./async_waits.js).
 const native = require('./native');
-const { lockError, corrupt, deadlockError, OwnerDiedError } = require('./errors');
+const { lockError, corrupt, tooManyWaiters, deadlockError, OwnerDiedError } = require('./errors');
 const { Guard } = require('./guard');
 
 const {
@@ -17,6 +17,7 @@ const {
   ALREADY_HELD,
   NOT_OWNER,
   DEADLOCK,
+  TOO_MANY_WAITERS,
 } = native.settled;
 
 // A settlement the primitive has no result for: reported as corruption of its words.
@@ -68,6 +69,8 @@ function outcome(settlement, words, held) {
     case NOT_OWNER:
       if (words.notOwner !== undefined) throw lockError('ERR_PARKLOCK_NOT_OWNER', words.notOwner);
       break;
+    case TOO_MANY_WAITERS:
+      throw tooManyWaiters();
   }
   if (result === NONE) throw corrupt(words.what);
   return result;
