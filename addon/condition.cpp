@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "registration_ledger.h"
+
 namespace parklock {
 
 const WaitSite ConditionWord::kWaitSite{"condition", &key_is_address, nullptr, nullptr,
@@ -15,7 +17,8 @@ Outcome ConditionWord::wait(MutexWord mutex, ThreadId self, Deadline deadline,
 
 Outcome ConditionWord::AwaitStep::start(Waiter& waiter) {
   if (!mutex_.is_locked() || mutex_.owner_thread() != self_) return Outcome::kNotOwner;
-  if (!condition_.enqueue(waiter)) return Outcome::kCorrupt;
+  const Outcome queued = condition_.enqueue(waiter);
+  if (queued != Outcome::kPending) return queued;
   // Queued first, released second: a notifier holding the mutex always finds this waiter.
   if (mutex_.unlock(self_) != MutexWord::UnlockStatus::kUnlocked) {
     // A corrupt mutex word: the waiter leaves again, unless a notification already took it.
@@ -72,7 +75,14 @@ std::size_t ConditionWord::notify_one() noexcept {
 }
 
 std::size_t ConditionWord::notify_all() noexcept {
-  if (shared_) return post(/*all=*/true);
+  if (shared_) {
+    // So that it counts, and posts for, only the waits that can claim. Not in notify_one(),
+    // whose answer would change only when every wait counted had ended, and which a ping-pong
+    // between processes calls on every turn: a liveness check of the other process there costs
+    // a system call per turn.
+    reclaim(/*thorough=*/false);
+    return post(/*all=*/true);
+  }
   for (;;) {
     // The oldest waiter's mutex, looked at under the bucket lock; a stale hint is cleared there
     // if nobody is queued.
@@ -126,43 +136,86 @@ std::size_t ConditionWord::notify_all() noexcept {
   }
 }
 
-bool ConditionWord::enqueue(Waiter& waiter) {
-  return parking_lot::enqueue(
+Outcome ConditionWord::enqueue(Waiter& waiter) {
+  Outcome queued = Outcome::kPending;
+  parking_lot::enqueue(
       address(), waiter,
-      [this] {
-        if (shared_) return register_waiter();
-        mark_may_have_waiters();
-        return true;
+      [&] {
+        if (!shared_) {
+          mark_may_have_waiters();
+          return true;
+        }
+        queued = register_waiter(registrant_of(waiter.request()));
+        return queued == Outcome::kPending;
       },
       &kWaitSite);
+  return queued;
 }
 
 std::int64_t ConditionWord::request_for(MutexWord mutex) const noexcept {
-  if (shared_) return epoch_of(word().load(std::memory_order_relaxed));
+  if (shared_) {
+    return shared_request(epoch_of(word().load(std::memory_order_relaxed)),
+                          shared_region::identity_at(word_, current_thread_id()));
+  }
   return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(mutex.address()));
 }
 
-bool ConditionWord::register_waiter() noexcept {
+Outcome ConditionWord::register_waiter(ThreadId registrant) noexcept {
+  if (registrant == kNoThread) return Outcome::kTooManyWaiters;  // no identity in the region
+  bool reclaimed = false;
   std::int32_t seen = word().load(std::memory_order_relaxed);
-  do {
-    if (is_corrupt_shared(seen) || waiters_of(seen) == kMostWaiters) return false;
-  } while (!word().compare_exchange_weak(
-      seen, shared_word(waiters_of(seen) + 1, pending_of(seen), epoch_of(seen)),
-      std::memory_order_seq_cst, std::memory_order_relaxed));
-  return true;
+  for (;;) {
+    if (is_corrupt_shared(seen)) return Outcome::kCorrupt;
+    if (waiters_of(seen) == kMostWaiters) {
+      if (reclaimed) return Outcome::kTooManyWaiters;
+      reclaim(/*thorough=*/true);
+      reclaimed = true;
+      seen = word().load(std::memory_order_relaxed);
+      continue;
+    }
+    if (word().compare_exchange_weak(
+            seen, shared_word(waiters_of(seen) + 1, pending_of(seen), epoch_of(seen)),
+            std::memory_order_seq_cst, std::memory_order_relaxed)) {
+      break;
+    }
+  }
+  registration_ledger::Registrations mine(word_, registrant);
+  if (mine.add()) return Outcome::kPending;
+  // Every entry is taken: those of identities that ended, on any word, make room.
+  registration_ledger::take_ended(word_, registration_ledger::Scope::kEveryWord, 0, &forget);
+  if (mine.add()) return Outcome::kPending;
+  forget(word_, 1);
+  return Outcome::kTooManyWaiters;
 }
 
-void ConditionWord::withdraw() noexcept {
-  std::int32_t seen = word().load(std::memory_order_relaxed);
+void ConditionWord::withdraw(ThreadId registrant) noexcept {
+  registration_ledger::Registrations mine(word_, registrant);
+  // Without it, a reclaimer has taken this registration out of the word already.
+  if (!mine.take_one()) return;
+  forget(word_, 1);
+  mine.release();
+}
+
+void ConditionWord::forget(std::int32_t* word, std::int32_t count) noexcept {
+  const atomic_ref<std::int32_t> shared(*word);
+  std::int32_t seen = shared.load(std::memory_order_relaxed);
   std::int32_t after;
   do {
     if (is_corrupt_shared(seen) || waiters_of(seen) == 0) return;
-    // With a notification pending for every waiter, one of them is this one's to take: each of
-    // the others still has one.
-    const std::int32_t waiters = waiters_of(seen) - 1;
+    // With a notification pending for every waiter, those that leave take theirs with them: each
+    // of the others still has one.
+    const std::int32_t waiters = std::max(waiters_of(seen) - count, 0);
     after = shared_word(waiters, std::min(pending_of(seen), waiters), epoch_of(seen));
-  } while (!word().compare_exchange_weak(seen, after, std::memory_order_seq_cst,
+  } while (!shared.compare_exchange_weak(seen, after, std::memory_order_seq_cst,
                                          std::memory_order_relaxed));
+}
+
+void ConditionWord::reclaim(bool thorough) noexcept {
+  const std::int32_t counted = waiters_of(word().load(std::memory_order_relaxed));
+  if (counted == 0) return;
+  using registration_ledger::Scope;
+  registration_ledger::take_ended(word_, thorough ? Scope::kThisWord : Scope::kThisWordAtHome,
+                                  counted, &forget);
 }
 
 std::size_t ConditionWord::post(bool all) noexcept {
@@ -183,17 +236,31 @@ std::size_t ConditionWord::post(bool all) noexcept {
 }
 
 void ConditionWord::claim_pending() noexcept {
-  const auto claim = [this](std::int64_t registered_in) -> std::optional<WakeToken> {
+  const auto claim = [this](std::int64_t request) -> std::optional<WakeToken> {
+    // Waiters queue in the order they register: once one registered since the latest notify,
+    // so did every waiter after it.
+    const auto claimable = [registered_in = epoch_of_request(request)](std::int32_t seen) {
+      return !is_corrupt_shared(seen) && pending_of(seen) != 0 && epoch_of(seen) != registered_in;
+    };
     std::int32_t seen = word().load(std::memory_order_relaxed);
-    do {
-      // Waiters queue in the order they register: once one registered since the latest notify,
-      // so did every waiter after it.
-      if (is_corrupt_shared(seen) || pending_of(seen) == 0 || epoch_of(seen) == registered_in) {
-        return std::nullopt;
-      }
-    } while (!word().compare_exchange_weak(
+    if (!claimable(seen)) return std::nullopt;
+    registration_ledger::Registrations mine(word_, registrant_of(request));
+    // Out of the ledger before the word. Failing that, the waiter's identity ended (its thread
+    // is going away) and a reclaimer took its registration out of the word: it is woken as a
+    // spurious wake-up would be.
+    if (!mine.take_one()) return kNotified;
+    while (!word().compare_exchange_weak(
         seen, shared_word(waiters_of(seen) - 1, pending_of(seen) - 1, epoch_of(seen)),
-        std::memory_order_seq_cst, std::memory_order_relaxed));
+        std::memory_order_seq_cst, std::memory_order_relaxed)) {
+      if (claimable(seen)) continue;
+      // Others claimed what was pending: the registration stays, unless a reclaimer took the
+      // rest of its entry meanwhile.
+      const bool kept = mine.put_back();
+      if (!kept) forget(word_, 1);
+      mine.release();
+      return kept ? std::nullopt : std::optional<WakeToken>(kNotified);
+    }
+    mine.release();
     return kNotified;
   };
   const FunctionRef<std::optional<WakeToken>(std::int64_t)> offer = claim;
@@ -206,9 +273,9 @@ void ConditionWord::look_again(const void* address) noexcept {
 
 bool ConditionWord::cancel(Waiter& waiter, MutexWord mutex,
                            parking_lot::Wakeups* deferred) noexcept {
-  const auto condition_left = [this](bool queue_empty) {
+  const auto condition_left = [this, &waiter](bool queue_empty) {
     if (shared_) {
-      withdraw();
+      withdraw(registrant_of(waiter.request()));
     } else {
       on_waiter_left(queue_empty);
     }

@@ -34,15 +34,22 @@
 // turn-taking protocol depend on. A waiter that leaves without a notification (timeout, abort,
 // interrupt) withdraws; if every waiter had one pending, it takes one with it.
 //
+// The region's registration ledger (registration_ledger.h) records under which region identity
+// each registration was made (the waiter's request() carries it besides the epoch), so that the
+// registrations of a process that died, or of a thread that ended, are taken back out of the
+// word: by notify_all() before it posts, so that it counts only the waits that can claim, and by
+// a registration that finds the word at kMostWaiters, so that the limit bounds the waits at once,
+// not over the file's life. A word at kMostWaiters live waits, or a ledger without a free entry
+// once the ended identities' are taken, refuses a wait (kTooManyWaiters).
+//
 // What this does not promise, unlike within a process: which eligible process's waiter takes a
-// notification is a race. A process that dies while its threads wait leaves their registrations
-// behind: notifications posted for them go to other eligible waiters, which may then wake
-// without being meant (a spurious wake-up, which a wait in a loop that re-checks its predicate
-// absorbs); none is lost. A word counting kMostWaiters waits, which only such leaks come near,
-// refuses further waits as corrupt. A waiter that has seen a multiple of 1024 notifies go by
-// without claiming finds its own epoch again, and waits for the next notify; a notify made
-// without holding the mutex may come between a waiter's look at the epoch and its registration,
-// and that waiter may then claim its notification.
+// notification is a race. Until something takes the registrations of a dead process out, a
+// notify_one() counts them, and notifications posted for them go to other eligible waiters,
+// which may then wake without being meant (a spurious wake-up, which a wait in a loop that
+// re-checks its predicate absorbs); none is lost. A waiter that has seen a multiple of 1024
+// notifies go by without claiming finds its own epoch again, and waits for the next notify; a
+// notify made without holding the mutex may come between a waiter's look at the epoch and its
+// registration, and that waiter may then claim its notification.
 //
 // Waiting: queue on the condition's address (declaring the mutex, or on a shared word the epoch,
 // as the waiter's request()), then release the mutex, then sleep; a notifier that holds the mutex
@@ -127,7 +134,7 @@ class ConditionWord : public Int32Words<1> {
   // previous owner had ended holding it (`*ended_owner`, if given, names it); kAlreadyHeld:
   // re-acquiring would deadlock, because a Promise lock of this very thread was handed the mutex
   // while the thread was blocked here; kDeadlock: re-acquiring closed a cycle of blocked threads
-  // (waits_for.h); kInterrupted, kNotOwner, kCorrupt.
+  // (waits_for.h); kInterrupted, kNotOwner, kCorrupt, kTooManyWaiters (a shared word, above).
   Outcome wait(MutexWord mutex, ThreadId self, Deadline deadline = Deadline::never(),
                ThreadId* ended_owner = nullptr);
 
@@ -138,8 +145,8 @@ class ConditionWord : public Int32Words<1> {
   std::size_t notify_all() noexcept;
 
   // Queues `waiter` (whose request() must be request_for(mutex)); the caller then releases the
-  // mutex itself. False (nothing queued): a shared word that is corrupt or counts kMostWaiters.
-  bool enqueue(Waiter& waiter);
+  // mutex itself. kPending: queued; kCorrupt or kTooManyWaiters (a shared word): nothing queued.
+  Outcome enqueue(Waiter& waiter);
 
   // Takes a queued waiter out of whichever queue it is in, the condition's or (once notify_all()
   // moved it, or its re-lock queued it) the mutex's; false if its wake-up is already on its way.
@@ -155,8 +162,18 @@ class ConditionWord : public Int32Words<1> {
   // notifications posted elsewhere.
   static void look_again(const void* address) noexcept;
   // The request() of a waiter with this mutex, read while the caller holds it: the mutex, or on a
-  // shared word the epoch it registers in (above).
+  // shared word the epoch it registers in and the calling thread's region identity, which its
+  // registration is recorded under (above).
   std::int64_t request_for(MutexWord mutex) const noexcept;
+  static constexpr std::int64_t shared_request(std::int32_t epoch, ThreadId registrant) noexcept {
+    return (std::int64_t{registrant} << 32) | epoch;
+  }
+  static constexpr std::int32_t epoch_of_request(std::int64_t request) noexcept {
+    return static_cast<std::int32_t>(request & (kEpochs - 1));
+  }
+  static constexpr ThreadId registrant_of(std::int64_t request) noexcept {
+    return static_cast<ThreadId>(request >> 32);
+  }
 
  private:
   atomic_ref<std::int32_t> word() const noexcept { return atomic_ref<std::int32_t>(*word_); }
@@ -169,15 +186,23 @@ class ConditionWord : public Int32Words<1> {
     if (queue_empty) word().store(kNoWaiters, std::memory_order_relaxed);
   }
 
-  // The shared word's side (above), each one CAS; register_waiter() and withdraw() run under the
-  // bucket lock of the waiter's queueing or departure.
-  bool register_waiter() noexcept;
-  void withdraw() noexcept;
+  // The shared word's side (above); register_waiter() and withdraw() run under the bucket lock
+  // of the waiter's queueing or departure, and keep the ledger's order: a registration goes into
+  // the word before the ledger, and out of the ledger before the word.
+  Outcome register_waiter(ThreadId registrant) noexcept;
+  void withdraw(ThreadId registrant) noexcept;
   // Advances the epoch and posts one notification (`all`: one for each waiter); returns 1 (`all`:
   // the number of waiters), or 0 if nobody waits.
   std::size_t post(bool all) noexcept;
   // The oldest waiters here claim what is pending, each woken with kNotified.
   void claim_pending() noexcept;
+  // Takes the registrations of identities that ended out of the word, looking at every entry of
+  // the ledger (`thorough`), or else at the word's home window, and beyond it only when the
+  // window does not account for every registration the word counts (registration_ledger.h).
+  void reclaim(bool thorough) noexcept;
+  // Takes `count` registrations out of the shared word at `word`, and the notifications pending
+  // beyond the waiters left.
+  static void forget(std::int32_t* word, std::int32_t count) noexcept;
 
   std::int32_t* word_;
   bool shared_;  // in memory other processes share: the word counts (above)

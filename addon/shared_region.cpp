@@ -611,6 +611,15 @@ IdentityInfo describe(const void* word, ThreadId identity) noexcept {
           region->local_thread[slot].load(std::memory_order_relaxed)};
 }
 
+// --- The registration ledger ---
+
+LedgerPlace ledger_place(const void* word) noexcept {
+  const Region* region = region_at(word);
+  if (region == nullptr) return {};
+  return {reinterpret_cast<std::uint64_t*>(region->base + kLedgerOffset),
+          reinterpret_cast<std::uint8_t*>(region->user_begin()), region->user_bytes};
+}
+
 #else  // no cross-process waits here yet
 
 struct Region {};
@@ -646,6 +655,9 @@ std::size_t end_identities(ThreadId, ThreadId*, std::size_t) noexcept {
   return 0;
 }
 IdentityInfo describe(const void*, ThreadId) noexcept {
+  return {};
+}
+LedgerPlace ledger_place(const void*) noexcept {
   return {};
 }
 

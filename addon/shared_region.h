@@ -12,6 +12,9 @@
 //                          (Integrity, below)
 //   24      40             zero
 //   64      16 * kSlots    identity slots (below)
+//   kLedgerOffset          the registration ledger: kLedgerEntries entries of 8 bytes, which
+//                          name who holds the waits counted in the user area's Condition words
+//                          (registration_ledger.h)
 //   kHeaderBytes           the user area: what sharedMemory() hands out, the words of primitives
 //
 // Creation. A region appears at its path finished: its creator makes an unnamed file in the
@@ -44,7 +47,7 @@
 // so two processes would name different threads alike. A word in a region names a region
 // identity instead, of one slot:
 //
-//   ThreadId bits  28: kRegionIdentity   16..25: the slot's generation (low 16 bits)   0..9: slot
+//   ThreadId bits  28: kRegionIdentity   10..25: the slot's generation (low 16 bits)   0..9: slot
 //
 // A slot is { generation, pid, thread (its process's ThreadId), state }. A thread takes one the
 // first time it needs an identity in the region. Liveness across processes is not the pid, which
@@ -72,8 +75,13 @@ inline constexpr std::size_t kIdentityOffset = 16;
 inline constexpr std::size_t kSlotsOffset = 64;
 inline constexpr std::size_t kSlotBytes = 16;
 inline constexpr std::size_t kSlots = 1020;
-inline constexpr std::size_t kHeaderBytes = 16384;
-static_assert(kSlotsOffset + kSlots * kSlotBytes == kHeaderBytes);
+inline constexpr std::size_t kLedgerOffset = 16384;
+static_assert(kSlotsOffset + kSlots * kSlotBytes == kLedgerOffset);
+inline constexpr std::size_t kLedgerEntryBytes = 8;
+inline constexpr std::size_t kLedgerEntries = 4096;
+inline constexpr std::size_t kHeaderBytes = kLedgerOffset + kLedgerEntries * kLedgerEntryBytes;
+// The user area starts at a multiple of 16 KiB: a page boundary for 4 and 16 KiB pages.
+static_assert(kHeaderBytes % 16384 == 0);
 // Region sizes users may ask for: up to 1 GiB of words.
 inline constexpr std::uint64_t kMaxUserBytes = std::uint64_t{1} << 30;
 
@@ -212,5 +220,16 @@ void end_identities_of(ThreadId thread, Visit&& visit) {
     if (count < kBatch) return;
   }
 }
+
+// --- The registration ledger (registration_ledger.h documents its entries) ---
+
+// Where the ledger of the region holding `word` lies: its entries, and the user area whose word
+// offsets they name. All null outside every region.
+struct LedgerPlace {
+  std::uint64_t* entries = nullptr;  // kLedgerEntries of them
+  std::uint8_t* user = nullptr;
+  std::uint64_t user_bytes = 0;
+};
+LedgerPlace ledger_place(const void* word) noexcept;
 
 }  // namespace parklock::shared_region

@@ -39,6 +39,8 @@ enum class Outcome : int {
   kDeadlock = 11,    // this thread gives up a cycle of blocked lock waits (waits_for.h)
   kRegionLost = 12,  // the binding's: the words' region file was truncated or overwritten meanwhile
                      // (shared_region::intact()), so whatever the wait came to cannot be trusted
+  // No room to count one more wait in memory other processes share (a Condition's, condition.h).
+  kTooManyWaiters = 13,
 };
 
 // A blocking wait for a lock that records its owner watches, while it sleeps, for the lock being

@@ -79,6 +79,7 @@ Napi::Object module_init(Napi::Env env, Napi::Object exports) {
   codes.Set("LEADER", static_cast<int>(Outcome::kLeader));
   codes.Set("DEADLOCK", static_cast<int>(Outcome::kDeadlock));
   codes.Set("REGION_LOST", static_cast<int>(Outcome::kRegionLost));
+  codes.Set("TOO_MANY_WAITERS", static_cast<int>(Outcome::kTooManyWaiters));
   exports.Set("settled", codes);
 
   Exports::add_all(env, exports);

@@ -12,8 +12,9 @@ namespace parklock::binding {
 namespace {
 
 // conditionWait(conditionHandle, mutexHandle, timeoutMs) -> settlement, blocking this thread;
-// conditionWaitAsync(conditionHandle, mutexHandle, record) -> NOT_OWNER, CORRUPT, or the queued
-// wait's handle. A Promise wait settles only once it holds the mutex again, so that the code after
+// conditionWaitAsync(conditionHandle, mutexHandle, record) -> NOT_OWNER, CORRUPT,
+// TOO_MANY_WAITERS (in a region: no room to count the wait), or the queued wait's handle. A
+// Promise wait settles only once it holds the mutex again, so that the code after
 // `await condition.waitAsync(mutex)` always runs holding it.
 struct Wait {
   using Step = ConditionWord::AwaitStep;

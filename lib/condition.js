@@ -89,7 +89,8 @@ class Condition extends Primitive {
   }
 
   // Wakes every waiter (moving them onto the mutex's queue while it is held); returns how many.
-  // In sharedMemory(): one notification for each wait of every process, returning how many.
+  // In sharedMemory(): one notification for each wait of every living process, returning how
+  // many (the waits of processes that died are taken out of the count first).
   notifyAll() {
     if (noWaiters(this.#word)) return 0;
     return native.conditionNotifyAll(handleOf(this));

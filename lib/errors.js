@@ -127,12 +127,24 @@ function regionLost() {
   );
 }
 
+// A Condition in sharedMemory() found no room to count one more wait, in its word or in its
+// region's ledger (addon/registration_ledger.h), even after taking out the waits of processes
+// that died.
+function tooManyWaiters() {
+  return lockError(
+    'ERR_PARKLOCK_TOO_MANY_WAITERS',
+    'No room to count another wait on this Condition in sharedMemory(): it counts at most 1023 ' +
+      'waits at once, of every process together, and its region\'s ledger has no free entry',
+  );
+}
+
 module.exports = {
   invalidArgType,
   outOfRange,
   lockError,
   corrupt,
   regionLost,
+  tooManyWaiters,
   deadlockError,
   TimeoutError,
   OwnerDiedError,

@@ -4,7 +4,7 @@
 // words of the primitive that asked. CANCELLED never reaches it: a cancelled
 // Promise wait rejects with its reason (./async_waits.js).
 const native = require('./native');
-const { lockError, corrupt, deadlockError, regionLost, OwnerDiedError } = require('./errors');
+const { lockError, corrupt, deadlockError, regionLost, tooManyWaiters, OwnerDiedError } = require('./errors');
 const { Guard } = require('./guard');
 
 const {
@@ -18,6 +18,7 @@ const {
   NOT_OWNER,
   DEADLOCK,
   REGION_LOST,
+  TOO_MANY_WAITERS,
 } = native.settled;
 
 // A settlement the primitive has no result for: reported as corruption of its words.
@@ -71,6 +72,8 @@ function outcome(settlement, words, held) {
     case NOT_OWNER:
       if (words.notOwner !== undefined) throw lockError('ERR_PARKLOCK_NOT_OWNER', words.notOwner);
       break;
+    case TOO_MANY_WAITERS:
+      throw tooManyWaiters();
   }
   if (result === NONE) throw corrupt(words.what);
   return result;

@@ -611,7 +611,7 @@ describe('a Semaphore, a Barrier, a Latch, a Once and a Condition across process
     assert.deepEqual(counts(), [0, 0]);
   });
 
-  it('a process killed while it waits stays counted: notifications posted for it go to the living, none is lost', async () => {
+  it('a process killed while it waits stays counted by notifyOne(): notifications posted for it go to the living, none is lost; notifyAll() takes it out', async () => {
     const { file, memory } = family();
     const { mutex, condition, counts } = conditionIn(memory);
     const blocked = familyAgent(file, 'condition-wait', 0, 'sync');
@@ -632,6 +632,81 @@ describe('a Semaphore, a Barrier, a Latch, a Once and a Condition across process
     assert.equal(await withinLimit(here, 'the wait after the death'), true);
     mutex.unlock();
     assert.deepEqual(counts(), [1, 1]);
+    // It counts only the waits that can claim: none.
+    assert.equal(condition.notifyAll(), 0);
+    assert.deepEqual(counts(), [0, 0]);
+  });
+
+  it('the waits of processes killed while they wait make room: 5,000 over the file\'s life, and the living still take turns, counted alone by notifyAll()', async () => {
+    const { file, memory } = family();
+    const { mutex, condition, counts } = conditionIn(memory);
+    // Beside the 1,000 waits of the crowd before, a crowd has room for only 23 more of its own,
+    // unless those are taken out.
+    for (let crowds = 0; crowds < 5; crowds++) {
+      const crowd = familyAgent(file, 'condition-crowd', 1000);
+      assert.deepEqual(await withinLimit(reportOf(crowd, 'registered'), 'a crowd to wait'), { registered: 1000 });
+      crowd.kill('SIGKILL');
+      await exited(crowd);
+    }
+    assert.deepEqual(counts(), [1000, 0]);
+    const turn = new Int32Array(memory.buffer, FAMILY.TURN, 1);
+    const pair = [['sync', 0], ['mixed', 1]].map(([form, me]) => familyAgent(file, 'turns', 200, form, me, 2));
+    await withinLimit(Promise.all(pair.map((c) => reportOf(c, 'turns'))), 'two parties to take their turns', 60_000);
+    assert.equal(Atomics.load(turn, 0), 400);
+    await Promise.all(pair.map(exited));
+
+    const blocked = familyAgent(file, 'condition-wait', 0, 'sync');
+    const theirs = reportOf(blocked, 'notified');
+    await waitingIn(blocked, mutex);
+    mutex.lock();
+    const here = condition.waitAsync(mutex);
+    mutex.lock();
+    Atomics.store(new Int32Array(memory.buffer, FAMILY.CLOSED, 1), 0, 1);
+    assert.equal(condition.notifyAll(), 2);
+    mutex.unlock();
+    assert.equal(await withinLimit(here, 'the Promise wait here'), true);
+    mutex.unlock();
+    assert.deepEqual(await withinLimit(theirs, 'the blocked wait there'), { notified: true });
+    await exited(blocked);
+    assert.deepEqual(counts(), [0, 0]);
+  });
+
+  it('a wait beyond 1,023 at once, of every process, is refused with ERR_PARKLOCK_TOO_MANY_WAITERS, keeping the mutex, until a process killed while it waits makes room', async () => {
+    const { file, memory } = family();
+    const { mutex, condition, counts } = conditionIn(memory);
+    const crowd = familyAgent(file, 'condition-crowd', 1000);
+    assert.deepEqual(await withinLimit(reportOf(crowd, 'registered'), 'the crowd to wait'), { registered: 1000 });
+    mutex.lock();
+    const here = [];
+    for (let i = 0; i < 23; i++) {
+      here.push(condition.waitAsync(mutex));
+      mutex.lock();
+    }
+    assert.deepEqual(counts(), [1023, 0]);
+    await assert.rejects(condition.waitAsync(mutex), { code: 'ERR_PARKLOCK_TOO_MANY_WAITERS' });
+    assert.equal(mutex.isHeldByCurrentThread, true);
+    assert.throws(() => condition.wait(mutex), { code: 'ERR_PARKLOCK_TOO_MANY_WAITERS' });
+    assert.equal(mutex.isHeldByCurrentThread, true);
+    mutex.unlock();
+    const refused = familyAgent(file, 'condition-crowd', 1);
+    assert.deepEqual(await withinLimit(reportOf(refused, 'registered'), 'the other process to be refused'),
+      { registered: 0, refused: 'ERR_PARKLOCK_TOO_MANY_WAITERS' });
+    await exited(refused);
+
+    crowd.kill('SIGKILL');
+    await exited(crowd);
+    mutex.lock();
+    here.push(condition.waitAsync(mutex));
+    mutex.lock();
+    assert.deepEqual(counts(), [24, 0]);
+    assert.equal(condition.notifyAll(), 24);
+    mutex.unlock();
+    const notified = here.map((wait) => wait.then((value) => {
+      mutex.unlock();
+      return value;
+    }));
+    assert.deepEqual(await withinLimit(Promise.all(notified), 'the waits here'), here.map(() => true));
+    assert.deepEqual(counts(), [0, 0]);
   });
 
   it('a notified wait re-acquires the mutex from a holder killed with SIGKILL, with the report, as itself', async () => {

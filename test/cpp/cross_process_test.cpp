@@ -29,6 +29,7 @@ namespace {
 using testing::Gate;
 using testing::IdentityElsewhere;
 using testing::kHangGuardMs;
+using testing::OnThread;
 using testing::PromiseStep;
 using testing::RunOnEndingThread;
 using testing::TemporaryRegion;
@@ -132,7 +133,7 @@ struct RegionCondition {
     EXPECT_EQ(mutex.lock(self), MutexWord::LockStatus::kAcquired);
     const Outcome outcome = condition.wait(mutex, self, deadline);
     if (outcome == Outcome::kAcquired || outcome == Outcome::kTimedOut ||
-        outcome == Outcome::kCorrupt) {
+        outcome == Outcome::kCorrupt || outcome == Outcome::kTooManyWaiters) {
       EXPECT_EQ(mutex.unlock(self), MutexWord::UnlockStatus::kUnlocked);
     }
     return outcome;
@@ -141,6 +142,30 @@ struct RegionCondition {
   bool start_wait(ThreadGroup& threads, std::atomic<Outcome>& outcome) {
     threads.Start([this, &outcome] { outcome = wait(Deadline::after_ms(kHangGuardMs)); });
     return WaitUntil([this] { return parking_lot::queued_count(condition_word) == 1; });
+  }
+  // A Promise wait of the calling thread (the binding's form), started holding the mutex as its
+  // region identity.
+  using PromiseWait = PromiseStep<ConditionWord::AwaitStep>;
+  std::unique_ptr<PromiseWait> start_promise_wait() {
+    const ThreadId self = shared_region::identity_at(mutex_word, current_thread_id());
+    EXPECT_TRUE(mutex.try_lock(self));
+    auto wait = std::make_unique<PromiseWait>(OnThread{self}, condition, mutex, self);
+    EXPECT_EQ(wait->Start(), Outcome::kPending);
+    return wait;
+  }
+  // Ends a Promise wait still queued, as an abort would, and unlocks the mutex it re-locked.
+  void cancel(PromiseWait& wait) {
+    EXPECT_EQ(wait.Cancel(), Outcome::kCancelled);
+    EXPECT_EQ(mutex.unlock(wait.waiter().thread()), MutexWord::UnlockStatus::kUnlocked);
+  }
+  // Promise waits of a thread that then ends with them queued, as a process killed while its
+  // threads wait leaves its registrations behind.
+  std::vector<std::unique_ptr<PromiseWait>> orphans(int count) {
+    std::vector<std::unique_ptr<PromiseWait>> waits;
+    RunOnEndingThread([&] {
+      for (int i = 0; i < count; ++i) waits.push_back(start_promise_wait());
+    });
+    return waits;
   }
 };
 
@@ -216,21 +241,28 @@ TEST(CrossProcessConditionTest, AWaitThatTimesOutWithdrawsItsRegistration) {
   atomic_ref<std::int32_t>(*shared.condition_word).store(ConditionWord::shared_word(1, 0, 4));
   EXPECT_EQ(shared.wait(Deadline::after_ms(20)), Outcome::kTimedOut);
   EXPECT_EQ(shared.word(), ConditionWord::shared_word(1, 0, 4));
-  // A wait notes the epoch it registers in, as its request.
+  // A wait notes the epoch it registers in, as its request, and the region identity its
+  // registration is recorded under.
   ConditionWord::AwaitStep step(shared.condition, shared.mutex, current_thread_id());
-  EXPECT_EQ(step.request(), 4);
+  EXPECT_EQ(ConditionWord::epoch_of_request(step.request()), 4);
+  EXPECT_EQ(ConditionWord::registrant_of(step.request()),
+            shared_region::identity_at(shared.condition_word, current_thread_id()));
 }
 
 TEST(CrossProcessConditionTest, ACorruptOrFullWordRefusesTheWaitAndKeepsTheMutexHeld) {
   RegionCondition shared;
   ASSERT_NE(shared.region.opened.region, nullptr);
+  // Full of waits that no ledger entry names (another process's, as the test writes them): none
+  // of them can be taken out.
   const std::int32_t full = ConditionWord::shared_word(ConditionWord::kMostWaiters, 0, 0);
   for (const std::int32_t bad :
        {-1, ConditionWord::shared_word(1, 0, 0) + (2 << ConditionWord::kPendingShift),
         1 << ConditionWord::kWaiterShift, full}) {
     atomic_ref<std::int32_t>(*shared.condition_word).store(bad);
-    // wait() unlocks the mutex after kCorrupt: it was still held.
-    EXPECT_EQ(shared.wait(Deadline::after_ms(kHangGuardMs)), Outcome::kCorrupt) << bad;
+    // wait() unlocks the mutex after kCorrupt or kTooManyWaiters: it was still held.
+    EXPECT_EQ(shared.wait(Deadline::after_ms(kHangGuardMs)),
+              bad == full ? Outcome::kTooManyWaiters : Outcome::kCorrupt)
+        << bad;
     EXPECT_EQ(shared.word(), bad);
     EXPECT_EQ(parking_lot::queued_count(shared.condition_word), 0u);
   }
@@ -238,6 +270,47 @@ TEST(CrossProcessConditionTest, ACorruptOrFullWordRefusesTheWaitAndKeepsTheMutex
   EXPECT_EQ(shared.condition.notify_one(), 0u);
   EXPECT_EQ(shared.condition.notify_all(), 0u);
   EXPECT_EQ(shared.word(), -1);
+}
+
+TEST(CrossProcessConditionTest, NotifyAllTakesOutTheWaitsOfAThreadThatEndedAndCountsTheLiving) {
+  RegionCondition shared;
+  ASSERT_NE(shared.region.opened.region, nullptr);
+  auto living = shared.start_promise_wait();
+  auto orphans = shared.orphans(3);
+  ASSERT_EQ(shared.word(), ConditionWord::shared_word(4, 0, 0));
+  const ThreadId self = shared_region::identity_at(shared.mutex_word, current_thread_id());
+  ASSERT_EQ(shared.mutex.lock(self), MutexWord::LockStatus::kAcquired);
+  EXPECT_EQ(shared.condition.notify_all(), 1u);
+  EXPECT_EQ(shared.mutex.unlock(self), MutexWord::UnlockStatus::kUnlocked);
+  EXPECT_EQ(living->Settle(), Outcome::kAcquired);
+  EXPECT_EQ(shared.mutex.unlock(self), MutexWord::UnlockStatus::kUnlocked);
+  EXPECT_EQ(shared.word(), ConditionWord::shared_word(0, 0, 1));
+  // Their departures find their registrations taken already, and leave the word alone.
+  for (auto& orphan : orphans) shared.cancel(*orphan);
+  EXPECT_EQ(shared.word(), ConditionWord::shared_word(0, 0, 1));
+}
+
+TEST(CrossProcessConditionTest, AWaitThatFindsTheWordFullTakesOutTheWaitsOfThreadsThatEnded) {
+  RegionCondition shared;
+  ASSERT_NE(shared.region.opened.region, nullptr);
+  constexpr std::int32_t kMost = ConditionWord::kMostWaiters;
+  // Beside waits that no ledger entry names, which stay.
+  atomic_ref<std::int32_t>(*shared.condition_word)
+      .store(ConditionWord::shared_word(kMost - 2, 0, 0));
+  auto orphans = shared.orphans(2);
+  ASSERT_EQ(shared.word(), ConditionWord::shared_word(kMost, 0, 0));
+  EXPECT_EQ(shared.wait(Deadline::after_ms(20)), Outcome::kTimedOut);
+  EXPECT_EQ(shared.word(), ConditionWord::shared_word(kMost - 2, 0, 0));
+  // Full of living waits: refused.
+  std::vector<std::unique_ptr<RegionCondition::PromiseWait>> mine;
+  mine.push_back(shared.start_promise_wait());
+  mine.push_back(shared.start_promise_wait());
+  EXPECT_EQ(shared.wait(Deadline::after_ms(kHangGuardMs)), Outcome::kTooManyWaiters);
+  EXPECT_EQ(shared.word(), ConditionWord::shared_word(kMost, 0, 0));
+  EXPECT_EQ(parking_lot::queued_count(shared.condition_word), 4u);
+  for (auto& wait : mine) shared.cancel(*wait);
+  for (auto& orphan : orphans) shared.cancel(*orphan);
+  EXPECT_EQ(shared.word(), ConditionWord::shared_word(kMost - 2, 0, 0));
 }
 
 // A region RWLock at the first words, and the calling thread's identity there.
