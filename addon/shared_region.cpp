@@ -395,17 +395,23 @@ bool supported() noexcept {
   return true;
 }
 
-Opened create(const char* path, unsigned mode, std::uint64_t size) {
-  if (size > kMaxUserBytes) return failure(OpenError::kTooSmall);
-  const std::string target(path);
-  const std::size_t slash = target.find_last_of('/');
-  const std::string directory =
-      slash == std::string::npos ? "." : (slash == 0 ? "/" : target.substr(0, slash));
-  int fd = open(directory.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
+namespace {
+
+// Makes the region file, finished, and links it at `path`: `unnamed` (O_TMPFILE in `directory`,
+// linked through /proc/self/fd), or under a temporary name beside `path`, removed once linked.
+// kUnsupported: the unnamed way is not available here (a file system without O_TMPFILE, or no
+// /proc).
+Opened make_and_link(const char* path, const std::string& directory, unsigned mode,
+                     std::uint64_t size, bool unnamed) {
   std::string temporary;
-  if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
-    // No unnamed files here: a unique name beside the target, removed once linked.
-    temporary = target + ".parklock-" + std::to_string(getpid()) + "-" +
+  int fd;
+  if (unnamed) {
+    fd = open(directory.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
+    if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+      return failure(OpenError::kUnsupported);
+    }
+  } else {
+    temporary = std::string(path) + ".parklock-" + std::to_string(getpid()) + "-" +
                 std::to_string(new_file_identity());
     fd = open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   }
@@ -426,7 +432,7 @@ Opened create(const char* path, unsigned mode, std::uint64_t size) {
   }
   write_header(*region);
   int linked;
-  if (temporary.empty()) {
+  if (unnamed) {
     const std::string self = "/proc/self/fd/" + std::to_string(fd);
     linked = linkat(AT_FDCWD, self.c_str(), AT_FDCWD, path, AT_SYMLINK_FOLLOW);
   } else {
@@ -436,9 +442,27 @@ Opened create(const char* path, unsigned mode, std::uint64_t size) {
   if (!temporary.empty()) unlink(temporary.c_str());
   if (linked != 0) {
     unmap(region);
+    if (unnamed && link_error == ENOENT && access("/proc/self/fd", F_OK) != 0) {
+      return failure(OpenError::kUnsupported);
+    }
     return failure(link_error == EEXIST ? OpenError::kExists : OpenError::kSystem, link_error);
   }
   return publish(region, /*created=*/true);
+}
+
+}  // namespace
+
+Opened create(const char* path, unsigned mode, std::uint64_t size) {
+  if (size > kMaxUserBytes) return failure(OpenError::kTooSmall);
+  const std::string target(path);
+  const std::size_t slash = target.find_last_of('/');
+  const std::string directory =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : target.substr(0, slash));
+  Opened made = make_and_link(path, directory, mode, size, /*unnamed=*/true);
+  if (made.error == OpenError::kUnsupported) {
+    made = make_and_link(path, directory, mode, size, /*unnamed=*/false);
+  }
+  return made;
 }
 
 Opened adopt(int caller_fd, bool may_repair, std::uint64_t size) {

@@ -18,10 +18,11 @@
 //   kHeaderBytes           the user area: what sharedMemory() hands out, the words of primitives
 //
 // Creation. A region appears at its path finished: its creator makes an unnamed file in the
-// directory (O_TMPFILE; a uniquely named one where the file system has none), sizes it, writes
-// the header and only then links it at the path. link(2) refuses an existing name, so of two
-// creators one wins and the other opens the winner's file; a creator killed at any point leaves
-// nothing at the path (or, without O_TMPFILE, a stray temporary file beside it). A file at the
+// directory (O_TMPFILE; a uniquely named one beside the path where the file system has no
+// unnamed files, or /proc is missing), sizes it, writes the header and only then links it at the
+// path. link(2) refuses an existing name, so of two creators one wins and the other opens the
+// winner's file; a creator killed at any point leaves nothing at the path (or, the named way, a
+// stray temporary file beside it). A file at the
 // path without the magic was made otherwise: an earlier layout's creator that died, or a
 // person's `: > file`. An opener that may create repairs it in place, provided that the file is
 // empty or holds nothing but zeros where the magic and the header's later fields go (anything

@@ -108,6 +108,7 @@ HandleWords all_words_of(const Napi::CallbackInfo& info, std::size_t arg) {
 
 bool handles_intact(const Napi::CallbackInfo& info) {
   for (std::size_t arg = 0; arg < info.Length(); ++arg) {
+    if (!info[arg].IsExternal()) continue;
     const Handle* handle = handle_in(info.Env(), info[arg]);
     if (handle != nullptr && !intact(*handle)) return false;
   }
