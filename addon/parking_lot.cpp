@@ -432,7 +432,8 @@ std::vector<QueuedWaiter> snapshot() {
       const WaitSite* site = w->site();
       waiters.push_back({key, site, site != nullptr ? site->address(key) : key,
                          site != nullptr && site->holder != nullptr ? site->holder(key) : kNoThread,
-                         w->thread(), w->blocking(), w->waiting_since(), w->request()});
+                         w->thread(), w->blocking(), w->waiting_since(), w->request(),
+                         shared_region::RegionUse::of(key)});
     }
   }
   return waiters;

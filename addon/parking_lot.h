@@ -39,6 +39,7 @@
 
 #include "deadline.h"
 #include "function_ref.h"
+#include "shared_region.h"
 #include "thread_id.h"
 #include "thread_parker.h"
 
@@ -318,6 +319,8 @@ struct QueuedWaiter {
   bool blocking;
   Clock::time_point since;
   std::int64_t request;
+  // The region the key lies in, kept mapped while the snapshot is read (shared_region.h).
+  shared_region::RegionUse region;
 };
 
 // Every waiter queued anywhere, bucket by bucket, each bucket's waiters in queue order. Each

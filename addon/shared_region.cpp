@@ -17,6 +17,10 @@
 #include <cerrno>
 #include <chrono>
 #include <thread>
+
+#ifndef SEEK_DATA
+#define SEEK_DATA 3  // Linux's, where the C library's headers do not say it
+#endif
 #endif
 
 namespace parklock::shared_region {
@@ -128,6 +132,14 @@ void remove_span(const Region* region) {
 
 bool file_intact(const Region& region);
 
+// Whether the file still holds every byte mapped and the header this process mapped. Checks the
+// file's length first: reading a mapped page past the end of a truncated file raises SIGBUS.
+bool whole_and_intact(const Region& region) {
+  struct stat now {};
+  return fstat(region.fd, &now) == 0 &&
+         static_cast<std::uint64_t>(now.st_size) >= region.mapped_bytes() && file_intact(region);
+}
+
 // Under `registry`: the region of this file, if this process has it mapped and the file still
 // holds what was mapped (a mapping of a file truncated since stays for its users, but a new
 // opener maps the file as it is now).
@@ -135,7 +147,8 @@ Region* mapped_file(const struct stat& info) {
   const std::size_t count = mapped_count.load(std::memory_order_relaxed);
   for (std::size_t i = 0; i < count; ++i) {
     Region* region = spans[i].region.load(std::memory_order_relaxed);
-    if (region->device == info.st_dev && region->inode == info.st_ino && file_intact(*region)) {
+    if (region->device == info.st_dev && region->inode == info.st_ino &&
+        whole_and_intact(*region)) {
       return region;
     }
   }
@@ -312,6 +325,33 @@ Opened publish(Region* region, bool created) {
   return failure(OpenError::kTooMany);
 }
 
+// Whether a file without the magic holds nothing but what a creator that did not finish leaves:
+// zeros, but for the version, the size and the identity, which a creator (of this layout, or
+// of the earlier one) writes before the magic; and no more bytes than a region has. Anything else
+// is not a region's, and not ours to overwrite. Past the header, only the file's data extents
+// are read (SEEK_DATA): a creator's file is sized with ftruncate, which allocates nothing.
+bool only_unfinished_zeros(int fd, std::uint64_t file_bytes, const std::uint8_t* header,
+                           std::size_t length) {
+  if (file_bytes > kHeaderBytes + kMaxUserBytes) return false;
+  const auto zero = [](std::uint8_t byte) { return byte == 0; };
+  if (!std::all_of(header, header + std::min<std::size_t>(length, 4), zero) ||
+      !std::all_of(header + std::min<std::size_t>(length, kIdentityOffset + 8), header + length,
+                   zero)) {
+    return false;
+  }
+  std::array<std::uint8_t, 65536> chunk;
+  auto at = static_cast<off_t>(length);
+  while (static_cast<std::uint64_t>(at) < file_bytes) {
+    const off_t data = lseek(fd, at, SEEK_DATA);
+    if (data < 0) return errno == ENXIO;  // no data past `at`: holes read as zeros
+    const ssize_t got = pread(fd, chunk.data(), chunk.size(), data);
+    if (got <= 0) return got == 0;
+    if (!std::all_of(chunk.data(), chunk.data() + got, zero)) return false;
+    at = data + got;
+  }
+  return true;
+}
+
 // What the header of an existing file says, read through a read-only mapping of it: kNone with
 // the region's size, kUnfinished (no magic yet, and nothing but an unfinished region's zeros),
 // or why it is not a region.
@@ -327,13 +367,9 @@ Opened read_header(int fd, std::uint64_t file_bytes) {
   };
   Opened checked;
   if (length < 4 || field(0) != kMagic) {
-    // A creator of an earlier layout wrote the version and the size before the magic; everything
-    // else of an unfinished region is zero.
-    const bool zeros = std::all_of(header + std::min<std::size_t>(length, 16), header + length,
-                                   [](std::uint8_t byte) { return byte == 0; }) &&
-                       std::all_of(header, header + std::min<std::size_t>(length, 4),
-                                   [](std::uint8_t byte) { return byte == 0; });
-    checked = failure(zeros ? OpenError::kUnfinished : OpenError::kNotARegion);
+    checked =
+        failure(only_unfinished_zeros(fd, file_bytes, header, length) ? OpenError::kUnfinished
+                                                                      : OpenError::kNotARegion);
   } else if (length < kHeaderBytes) {
     checked = failure(OpenError::kTooSmall);
   } else if (field(4) != kVersion) {
@@ -368,14 +404,18 @@ Opened repair(int fd, bool may_repair, std::uint64_t size) {
     result = read_header(fd, static_cast<std::uint64_t>(info.st_size));
   }
   if (result.error == OpenError::kUnfinished && may_repair) {
+    // Never shorter than the file: a process may still map it from before a truncation.
+    const auto file_bytes = static_cast<std::uint64_t>(info.st_size);
+    if (file_bytes > kHeaderBytes)
+      size = std::max<std::uint64_t>(size, (file_bytes - kHeaderBytes + 7) & ~std::uint64_t{7});
     result = failure(OpenError::kSystem);
     const int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (own < 0) {
       result.error_number = errno;
     } else if (ftruncate(own, static_cast<off_t>(kHeaderBytes + size)) != 0) {
-      // Sized as asked, not emptied first: a process may still map the file from before a
-      // truncation (Integrity), and would fault on pages past a zero length. What it finds is
-      // zeros, or the words it wrote there since, which name identities of no live slot.
+      // Sized, never emptied first: a process may still map the file from before a truncation
+      // (Integrity), and would fault on pages past a zero length. What it finds is zeros, or the
+      // words it wrote there since, which name identities of no live slot.
       result.error_number = errno;
       close(own);
     } else if (Region* region = map_file(own, info, size, &result.error, &result.error_number)) {
@@ -398,9 +438,9 @@ bool supported() noexcept {
 namespace {
 
 // Makes the region file, finished, and links it at `path`: `unnamed` (O_TMPFILE in `directory`,
-// linked through /proc/self/fd), or under a temporary name beside `path`, removed once linked.
-// kUnsupported: the unnamed way is not available here (a file system without O_TMPFILE, or no
-// /proc).
+// linked through /proc/self/fd), or under a temporary name in `directory`, removed once linked.
+// kUnsupported: that way is not available here (no O_TMPFILE or no /proc for the unnamed way, no
+// hard links for the named one).
 Opened make_and_link(const char* path, const std::string& directory, unsigned mode,
                      std::uint64_t size, bool unnamed) {
   std::string temporary;
@@ -411,8 +451,9 @@ Opened make_and_link(const char* path, const std::string& directory, unsigned mo
       return failure(OpenError::kUnsupported);
     }
   } else {
-    temporary = std::string(path) + ".parklock-" + std::to_string(getpid()) + "-" +
-                std::to_string(new_file_identity());
+    // A short name, so that a long target name does not make it too long.
+    temporary = directory + "/.parklock-" + std::to_string(getpid()) + "-" +
+                std::to_string(new_file_identity() % 1000000007u);
     fd = open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   }
   if (fd < 0) return failure(OpenError::kSystem, errno);
@@ -442,12 +483,24 @@ Opened make_and_link(const char* path, const std::string& directory, unsigned mo
   if (!temporary.empty()) unlink(temporary.c_str());
   if (linked != 0) {
     unmap(region);
-    if (unnamed && link_error == ENOENT && access("/proc/self/fd", F_OK) != 0) {
-      return failure(OpenError::kUnsupported);
-    }
+    const bool unsupported = unnamed ? link_error == ENOENT && access("/proc/self/fd", F_OK) != 0
+                                     : link_error == EPERM || link_error == EXDEV ||
+                                           link_error == EOPNOTSUPP || link_error == EMLINK;
+    if (unsupported) return failure(OpenError::kUnsupported);
     return failure(link_error == EEXIST ? OpenError::kExists : OpenError::kSystem, link_error);
   }
   return publish(region, /*created=*/true);
+}
+
+// The last way, for a file system without hard links: the file is made empty at `path` and made
+// a region in place, as the repair of an unfinished file is (adopt()), so that a kill in between
+// leaves a file the next opener repairs.
+Opened make_in_place(const char* path, unsigned mode, std::uint64_t size) {
+  const int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) return failure(errno == EEXIST ? OpenError::kExists : OpenError::kSystem, errno);
+  Opened made = adopt(fd, /*may_repair=*/true, size);
+  close(fd);
+  return made;
 }
 
 }  // namespace
@@ -462,6 +515,7 @@ Opened create(const char* path, unsigned mode, std::uint64_t size) {
   if (made.error == OpenError::kUnsupported) {
     made = make_and_link(path, directory, mode, size, /*unnamed=*/false);
   }
+  if (made.error == OpenError::kUnsupported) made = make_in_place(path, mode, size);
   return made;
 }
 
@@ -512,7 +566,7 @@ void release(Region* region) noexcept {
   }
   // Nobody here uses it: this process's identities there end (closing the descriptor drops their
   // liveness locks too), unless the file is no longer the one mapped.
-  if (intact(region)) {
+  if (whole_and_intact(*region)) {
     for (std::size_t slot = 0; slot < kSlots; ++slot) {
       if (region->local_thread[slot] != kNoThread) {
         region->state(slot).store(kEnded, std::memory_order_release);
@@ -613,7 +667,9 @@ std::size_t end_identities(ThreadId thread, ThreadId* out, std::size_t capacity)
       if (region->local_thread[slot] != thread) continue;
       region->local_thread[slot] = kNoThread;
       // Into a file truncated since, nothing more is written: it is the next opener's to judge.
-      if (file_intact(*region)) region->state(slot).store(kEnded, std::memory_order_release);
+      if (whole_and_intact(*region)) {
+        region->state(slot).store(kEnded, std::memory_order_release);
+      }
       liveness_lock(*region, slot, F_UNLCK);
       out[count++] = identity_of(slot, region->generation(slot).load(std::memory_order_relaxed));
       break;
@@ -686,5 +742,14 @@ LedgerPlace ledger_place(const void*) noexcept {
 }
 
 #endif
+
+RegionUse RegionUse::of(const void* address) noexcept {
+  return another(any_mapped() ? region_at(address) : nullptr);
+}
+
+RegionUse RegionUse::another(Region* region) noexcept {
+  if (region != nullptr) retain(region);
+  return RegionUse(region);
+}
 
 }  // namespace parklock::shared_region

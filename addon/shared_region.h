@@ -18,17 +18,18 @@
 //   kHeaderBytes           the user area: what sharedMemory() hands out, the words of primitives
 //
 // Creation. A region appears at its path finished: its creator makes an unnamed file in the
-// directory (O_TMPFILE; a uniquely named one beside the path where the file system has no
-// unnamed files, or /proc is missing), sizes it, writes the header and only then links it at the
-// path. link(2) refuses an existing name, so of two creators one wins and the other opens the
-// winner's file; a creator killed at any point leaves nothing at the path (or, the named way, a
-// stray temporary file beside it). A file at the
+// directory (O_TMPFILE; a uniquely named one there where the file system has no unnamed files, or
+// /proc is missing), sizes it, writes the header and only then links it at the path. link(2)
+// refuses an existing name, so of two creators one wins and the other opens the winner's file; a
+// creator killed at any point leaves nothing at the path (or, the named way, a stray temporary
+// file beside it). On a file system without hard links the creator makes the file empty at the
+// path (O_EXCL) and repairs it at once, as below. A file at the
 // path without the magic was made otherwise: an earlier layout's creator that died, or a
-// person's `: > file`. An opener that may create repairs it in place, provided that the file is
-// empty or holds nothing but zeros where the magic and the header's later fields go (anything
-// else is not ours to overwrite), while holding the file's init lock: an open-file-description
-// lock on byte kInitLock, which the kernel drops if the repairer dies. Another opener that finds
-// the lock taken looks again every millisecond, for at most kRepairWait.
+// person's `: > file`. An opener that may create repairs it in place, never shorter, provided
+// that the file is empty or holds nothing but zeros outside the version, size and identity fields
+// (anything else is not ours to overwrite), while holding the file's init lock: an
+// open-file-description lock on byte kInitLock, which the kernel drops if the repairer dies.
+// Another opener that finds the lock taken looks again every millisecond, for at most kRepairWait.
 //
 // Integrity. Every process remembers the identity of the file it mapped, and the binding compares
 // it, and the magic, with the header at each call that reaches the addon and as a wait ends
@@ -65,6 +66,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "thread_id.h"
 
@@ -158,6 +160,32 @@ void release(Region* region) noexcept;
 
 // Whether the region's file still holds the header this process mapped (Integrity, above).
 bool intact(const Region* region) noexcept;
+
+// A use of a region (or of none), given back when it goes.
+class RegionUse {
+ public:
+  RegionUse() noexcept = default;
+  // A use of the region holding `address`, if any; the caller must keep that region in use while
+  // it asks (it holds a use itself, or a waiter it can see queued on the address does).
+  static RegionUse of(const void* address) noexcept;
+  // One more use of `region` (or none, for null), whose use the caller holds.
+  static RegionUse another(Region* region) noexcept;
+  RegionUse(RegionUse&& other) noexcept : region_(std::exchange(other.region_, nullptr)) {}
+  RegionUse& operator=(RegionUse&& other) noexcept {
+    std::swap(region_, other.region_);
+    return *this;
+  }
+  RegionUse(const RegionUse&) = delete;
+  RegionUse& operator=(const RegionUse&) = delete;
+  ~RegionUse() {
+    if (region_ != nullptr) release(region_);
+  }
+  Region* get() const noexcept { return region_; }
+
+ private:
+  explicit RegionUse(Region* region) noexcept : region_(region) {}
+  Region* region_ = nullptr;
+};
 
 // The region whose user area holds `address`, or null: a lock-free walk over the regions mapped,
 // and one relaxed load when there are none. Its caller holds a use of that region, if any (it is

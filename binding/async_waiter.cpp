@@ -8,14 +8,12 @@ AsyncWaiter::AsyncWaiter(std::shared_ptr<WakeSink> sink, ThreadId thread,
       sink_(std::move(sink)),
       step_(std::move(step)) {}
 
-AsyncWaiter::~AsyncWaiter() {
-  if (region_ != nullptr) shared_region::release(region_);
-}
+AsyncWaiter::~AsyncWaiter() = default;
 
-void AsyncWaiter::hold_region() noexcept {
-  if (!shared_region::any_mapped()) return;
-  region_ = shared_region::region_at(address());
-  if (region_ != nullptr) shared_region::retain(region_);
+void AsyncWaiter::hold_regions(const HandleRegions& regions) noexcept {
+  for (std::size_t i = 0; i < regions.regions.size(); ++i) {
+    regions_[i] = shared_region::RegionUse::another(regions.regions[i]);
+  }
 }
 
 void AsyncWaiter::on_unparked(WakeToken token) noexcept {

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "handle.h"
 #include "parking_lot.h"
 #include "shared_region.h"
 #include "wait_step.h"
@@ -59,11 +60,12 @@ class AsyncWaiter final : public Waiter {
 
   WakeSink& sink() const { return *sink_; }
 
-  // JS thread, once the wait has queued (its caller holds the memory): a use of the region its
-  // words lie in, if any, kept until the waiter is deleted. The wait's record keeps the memory
-  // alive while JavaScript runs, but a wake-up can still be on its way to a thread whose teardown
-  // frees its buffers first; the step it resumes or gives back then touches the words.
-  void hold_region() noexcept;
+  // JS thread, once the wait has queued (its caller holds the memory): a use of each region its
+  // words lie in (a Condition's and its Mutex's may differ), kept until the waiter is deleted.
+  // The wait's record keeps the memory alive while JavaScript runs, but a wake-up can still be on
+  // its way to a thread whose teardown frees its buffers first; the step it resumes or gives back
+  // then touches the words.
+  void hold_regions(const HandleRegions& regions) noexcept;
 
  private:
   friend class ThreadContext;
@@ -72,9 +74,9 @@ class AsyncWaiter final : public Waiter {
 
   const std::shared_ptr<WakeSink> sink_;  // kept alive for wakers on other threads
   const std::unique_ptr<WaitStep> step_;
-  shared_region::Region* region_ = nullptr;  // see hold_region()
-  bool cancel_requested_ = false;            // JS thread only
-  WakeToken token_ = 0;                      // written by the waker, read by the JS-thread delivery
+  std::array<shared_region::RegionUse, 2> regions_;  // see hold_regions()
+  bool cancel_requested_ = false;                    // JS thread only
+  WakeToken token_ = 0;  // written by the waker, read by the JS-thread delivery
 
   // JS thread only: the JavaScript record of the wait while it is pending, and its slot in
   // ThreadContext's table of pending waits.

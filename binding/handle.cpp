@@ -19,8 +19,8 @@ constexpr double kMostWords = 16;
 struct Handle {
   std::int32_t* words;
   std::size_t word_count;
-  napi_ref array;  // strong: the memory behind `words`, and so the use of its region
-  const shared_region::Region* region;  // where the words lie in one, else null
+  napi_ref array;                 // strong: the memory behind `words`, and so the use of its region
+  shared_region::Region* region;  // where the words lie in one, else null
 };
 
 void finalize(napi_env env, void* data, void* /*hint*/) {
@@ -104,6 +104,19 @@ HandleWords all_words_of(const Napi::CallbackInfo& info, std::size_t arg) {
   }
   if (!intact(*handle)) throw_region_lost(info.Env());
   return {handle->words, handle->word_count};
+}
+
+HandleRegions regions_of(const Napi::CallbackInfo& info) {
+  HandleRegions found;
+  std::size_t count = 0;
+  for (std::size_t arg = 0; arg < info.Length(); ++arg) {
+    if (!info[arg].IsExternal()) continue;
+    const Handle* handle = handle_in(info.Env(), info[arg]);
+    if (handle == nullptr || handle->region == nullptr) continue;
+    if (count == 1 && found.regions[0] == handle->region) continue;
+    if (count < found.regions.size()) found.regions[count++] = handle->region;
+  }
+  return found;
 }
 
 bool handles_intact(const Napi::CallbackInfo& info) {

@@ -9,8 +9,11 @@
 
 #include <napi.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+
+#include "shared_region.h"
 
 namespace parklock::binding {
 
@@ -32,5 +35,12 @@ HandleWords all_words_of(const Napi::CallbackInfo& info, std::size_t arg);
 // reaches the addon through a handle checks this as it starts (all_words_of(), which throws
 // ERR_PARKLOCK_REGION_LOST), and a wait again as it ends.
 bool handles_intact(const Napi::CallbackInfo& info);
+
+// The regions the words of the call's handle arguments lie in, for a Promise wait that touches
+// them until it is deleted: at most two, a Condition's and its Mutex's (null where fewer).
+struct HandleRegions {
+  std::array<shared_region::Region*, 2> regions{};
+};
+HandleRegions regions_of(const Napi::CallbackInfo& info);
 
 }  // namespace parklock::binding

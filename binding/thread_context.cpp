@@ -63,8 +63,8 @@ ThreadContext& ThreadContext::of(Napi::Env env) {
   return *static_cast<ThreadContext*>(data);
 }
 
-Napi::Value ThreadContext::start(Napi::Env env, Napi::Value record,
-                                 std::unique_ptr<WaitStep> step) {
+Napi::Value ThreadContext::start(Napi::Env env, Napi::Value record, std::unique_ptr<WaitStep> step,
+                                 const HandleRegions& regions) {
   if (!record.IsObject()) throw_type_error(env, "ERR_INVALID_ARG_TYPE", "expected a wait record");
   auto* waiter = new AsyncWaiter(shared_from_this(), thread_, std::move(step));
   const Outcome now = waiter->start();
@@ -75,7 +75,7 @@ Napi::Value ThreadContext::start(Napi::Env env, Napi::Value record,
   }
   // Queued: a waker may dequeue it at any moment, but its delivery runs on this thread, after
   // this call has returned.
-  waiter->hold_region();
+  waiter->hold_regions(regions);
   napi_create_reference(env, record, 1, &waiter->record_);
   return Napi::Number::New(env, occupy_slot(*waiter));
 }

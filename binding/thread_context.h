@@ -52,7 +52,8 @@ class ThreadContext final : public WakeSink, public std::enable_shared_from_this
   // JS thread: starts an asynchronous wait for `record` (any object, passed to on_settle). Returns
   // its settlement (> 0) if it ended at once; else the wait's handle (< 0), and it settles later
   // through on_settle.
-  Napi::Value start(Napi::Env env, Napi::Value record, std::unique_ptr<WaitStep> step);
+  Napi::Value start(Napi::Env env, Napi::Value record, std::unique_ptr<WaitStep> step,
+                    const HandleRegions& regions);
 
   // JS thread: stops the wait whose handle is `wait`. If it was still queued it has ended now,
   // and the result is its settlement: usually kCancelled, but a wait that had already been given

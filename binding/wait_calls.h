@@ -39,7 +39,7 @@ Napi::Value promise_wait(const Napi::CallbackInfo& info) {
         return std::make_unique<typename Op::Step>(std::forward<decltype(arguments)>(arguments)...);
       },
       Op::arguments(info, context.thread()));
-  return context.start(env, info[Op::kLastArg], std::move(step));
+  return context.start(env, info[Op::kLastArg], std::move(step), regions_of(info));
 }
 
 }  // namespace parklock::binding

@@ -142,8 +142,7 @@ describe('sharedMemory() over a file\'s life', { skip: !supported && 'no regions
     await withinLimit(messageFrom(holder, (m) => m === 'locked'), 'the holder to lock');
     const waiters = [agent('wait', file, 0, 'sync'), agent('wait', file, 0, 'async')];
     const outcomes = waiters.map((waiter) => messageFrom(waiter, (m) => m?.outcome !== undefined));
-    await withinLimit(Promise.all(waiters.map((w) => messageFrom(w, (m) => m === 'waiting'))), 'the waiters to start');
-    await delay(200); // time to queue behind the holder
+    await withinLimit(Promise.all(waiters.map((w) => messageFrom(w, (m) => m === 'waiting'))), 'the waiters to queue');
     fs.truncateSync(file, 0);
     fs.truncateSync(file, native.regionHeaderBytes + 64);
     for (const { outcome } of await withinLimit(Promise.all(outcomes), 'the waiters to hear of it')) {
@@ -154,7 +153,8 @@ describe('sharedMemory() over a file\'s life', { skip: !supported && 'no regions
     assert.equal((await withinLimit(unlocked, 'the holder to unlock')).outcome, 'ERR_PARKLOCK_REGION_LOST');
     holder.kill('SIGKILL');
     await Promise.all([holder, ...waiters].map(exited));
-    // What is at the path now is an unfinished file to the next opener, which repairs it.
-    assert.equal(sharedMemory(file).created, true);
+    // The waiter that took the zeroed word wrote its identity into the file: to the next opener
+    // it is somebody's data, not an unfinished region's zeros, and it is left alone.
+    assert.throws(() => sharedMemory(file), { code: 'ERR_PARKLOCK_REGION_INVALID' });
   });
 });

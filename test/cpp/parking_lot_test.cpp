@@ -881,8 +881,8 @@ TEST(ParkingLotSnapshotTest, ListsEveryQueuedWaiterOnceWithItsSiteHolderAndKind)
   ASSERT_TRUE(testing::WaitUntil([&] { return parking_lot::queued_count(&mutex_word) == 2; }));
 
   std::vector<parking_lot::QueuedWaiter> mine;
-  for (const parking_lot::QueuedWaiter& w : parking_lot::snapshot()) {
-    if (w.address == &mutex_word) mine.push_back(w);
+  for (parking_lot::QueuedWaiter& w : parking_lot::snapshot()) {
+    if (w.address == &mutex_word) mine.push_back(std::move(w));
   }
   ASSERT_EQ(mine.size(), 2u);
   EXPECT_EQ(mine[0].thread, 12345);

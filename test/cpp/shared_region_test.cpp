@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "temporary_region.h"
 #include "test_support.h"
@@ -159,6 +160,49 @@ TEST(SharedRegionTest, AFileTruncatedUnderItsUsersIsNoLongerIntactAndIsMappedAne
   EXPECT_TRUE(shared_region::intact(anew.region));
   // The old mapping stays for its users, and stays refused: the file is another region now.
   EXPECT_FALSE(shared_region::intact(region.opened.region));
+  shared_region::release(anew.region);
+}
+
+TEST(SharedRegionTest, RepairsOnlyZerosAndNeverShortensTheFile) {
+  // Zeros where the header goes, data after it: somebody's file, left as it is.
+  EmptyFile data;
+  const std::size_t long_file = shared_region::kHeaderBytes + (1 << 20);
+  ASSERT_EQ(truncate(data.path.c_str(), static_cast<off_t>(long_file)), 0);
+  int fd = data.open_it();
+  ASSERT_EQ(pwrite(fd, "x", 1, static_cast<off_t>(long_file - 1)), 1);
+  EXPECT_EQ(shared_region::adopt(fd, /*may_repair=*/true, 64).error,
+            shared_region::OpenError::kNotARegion);
+  close(fd);
+  struct stat info {};
+  ASSERT_EQ(stat(data.path.c_str(), &info), 0);
+  EXPECT_EQ(static_cast<std::size_t>(info.st_size), long_file);
+
+  // Zeros all along, longer than asked: repaired at its own length.
+  EmptyFile zeros;
+  ASSERT_EQ(truncate(zeros.path.c_str(), static_cast<off_t>(long_file)), 0);
+  fd = zeros.open_it();
+  const shared_region::Opened repaired = shared_region::adopt(fd, /*may_repair=*/true, 64);
+  close(fd);
+  ASSERT_NE(repaired.region, nullptr);
+  EXPECT_EQ(repaired.size, std::uint64_t{1} << 20);
+  shared_region::release(repaired.region);
+}
+
+TEST(SharedRegionTest, AFileTruncatedToNothingUnderItsUserIsRepairedAndTheOldMappingGoesQuietly) {
+  TemporaryRegion region;
+  ASSERT_NE(region.opened.region, nullptr);
+  ASSERT_EQ(truncate(region.path.c_str(), 0), 0);
+  // Neither an open nor the old mapping's release reads a page past the file's end (SIGBUS).
+  const int early = open(region.path.c_str(), O_RDWR | O_CLOEXEC);
+  EXPECT_EQ(shared_region::adopt(early, /*may_repair=*/false, 64).error,
+            shared_region::OpenError::kUnfinished);
+  close(early);
+  shared_region::release(std::exchange(region.opened.region, nullptr));
+  const int fd = open(region.path.c_str(), O_RDWR | O_CLOEXEC);
+  const shared_region::Opened anew = shared_region::adopt(fd, /*may_repair=*/true, 64);
+  close(fd);
+  ASSERT_NE(anew.region, nullptr);
+  EXPECT_TRUE(anew.created);
   shared_region::release(anew.region);
 }
 
