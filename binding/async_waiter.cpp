@@ -10,6 +10,13 @@ AsyncWaiter::AsyncWaiter(std::shared_ptr<WakeSink> sink, ThreadId thread,
 
 AsyncWaiter::~AsyncWaiter() = default;
 
+bool AsyncWaiter::regions_intact() const noexcept {
+  for (const shared_region::RegionUse& use : regions_) {
+    if (use.get() != nullptr && !shared_region::intact(use.get())) return false;
+  }
+  return true;
+}
+
 void AsyncWaiter::hold_regions(const HandleRegions& regions) noexcept {
   for (std::size_t i = 0; i < regions.regions.size(); ++i) {
     regions_[i] = shared_region::RegionUse::another(regions.regions[i]);

@@ -66,6 +66,9 @@ class AsyncWaiter final : public Waiter {
   // its way to a thread whose teardown frees its buffers first; the step it resumes or gives back
   // then touches the words.
   void hold_regions(const HandleRegions& regions) noexcept;
+  // Whether the files of those regions still hold what was mapped (shared_region::intact()), as
+  // a blocking wait asks of its handles (handles_intact()).
+  bool regions_intact() const noexcept;
 
  private:
   friend class ThreadContext;

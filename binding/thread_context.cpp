@@ -7,7 +7,6 @@
 
 #include "errors.h"
 #include "node_thread_ids.h"
-#include "shared_region.h"
 
 namespace parklock::binding {
 
@@ -192,10 +191,8 @@ void ThreadContext::call_js(napi_env env, napi_value on_settle, void* /*context*
 void ThreadContext::settle(napi_env env, napi_value on_settle, AsyncWaiter& waiter) {
   Outcome settlement = waiter.resume(waiter.token_);
   if (settlement == Outcome::kPending) return;  // queued again: it is in flight once more
-  if (settlement != Outcome::kInterrupted && shared_region::any_mapped()) {
-    // The wait's record keeps its memory, and so its region, in use until it settles.
-    const shared_region::Region* region = shared_region::region_at(waiter.address());
-    if (region != nullptr && !shared_region::intact(region)) settlement = Outcome::kRegionLost;
+  if (settlement != Outcome::kInterrupted && !waiter.regions_intact()) {
+    settlement = Outcome::kRegionLost;
   }
   const ThreadId ended = waiter.ended_owner();
   napi_value record = release_record(waiter);
