@@ -121,6 +121,15 @@ describe('sharedMemory() over a file\'s life', { skip: !supported && 'no regions
     assert.ok(report.most < 10_000, `all ${report.most} were mapped at once`);
   });
 
+  it(`maps at most ${native.regionMostMapped} regions at once, refusing the next with ERR_PARKLOCK_REGION_LIMIT until some are let go`, async () => {
+    const where = fs.mkdtempSync(path.join(directory, 'fill-'));
+    const child = agent('fill', where);
+    const report = await withinLimit(reportOf(child), 'the regions to be filled', 120_000);
+    await exited(child);
+    assert.deepEqual(report, { opened: native.regionMostMapped, code: 'ERR_PARKLOCK_REGION_LIMIT', after: 0, again: true });
+    fs.rmSync(where, { recursive: true, force: true });
+  });
+
   it('a process that lets go of a region holding a lock ends its identities there: the next acquirer is told', async () => {
     const file = fresh();
     const memory = sharedMemory(file, { size: 64 });

@@ -20,6 +20,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "temporary_region.h"
 #include "test_support.h"
@@ -28,6 +29,7 @@
 namespace parklock {
 namespace {
 
+using testing::IdentityElsewhere;
 using testing::RunOnEndingThread;
 using testing::TemporaryRegion;
 
@@ -204,6 +206,41 @@ TEST(SharedRegionTest, AFileTruncatedToNothingUnderItsUserIsRepairedAndTheOldMap
   ASSERT_NE(anew.region, nullptr);
   EXPECT_TRUE(anew.created);
   shared_region::release(anew.region);
+}
+
+TEST(SharedRegionTest, EverySlotTakenRefusesAnotherIdentityUntilAHolderDiesOrEnds) {
+  TemporaryRegion region;
+  ASSERT_NE(region.opened.region, nullptr);
+  const std::int32_t* word = region.opened.words;
+  // Half the slots held by other processes, the other half by threads here.
+  std::vector<std::unique_ptr<IdentityElsewhere>> elsewhere;
+  for (std::size_t slot = 0; slot < shared_region::kSlots / 2; ++slot) {
+    elsewhere.push_back(std::make_unique<IdentityElsewhere>(region, slot));
+  }
+  constexpr ThreadId kFirstHere = 100000;
+  for (std::size_t i = 0; i < shared_region::kSlots - elsewhere.size(); ++i) {
+    ASSERT_NE(shared_region::identity_at(word, kFirstHere + static_cast<ThreadId>(i)), kNoThread);
+  }
+  const ThreadId newcomer = kFirstHere + static_cast<ThreadId>(shared_region::kSlots);
+  EXPECT_EQ(shared_region::identity_at(word, newcomer), kNoThread);
+
+  // Two processes die: two slots come free, and no more.
+  elsewhere[3]->die();
+  elsewhere[7]->die();
+  EXPECT_NE(shared_region::identity_at(word, newcomer), kNoThread);
+  EXPECT_NE(shared_region::identity_at(word, newcomer + 1), kNoThread);
+  EXPECT_EQ(shared_region::identity_at(word, newcomer + 2), kNoThread);
+  // A thread here ends: its slot comes free.
+  std::size_t ended = 0;
+  shared_region::end_identities_of(kFirstHere, [&ended](ThreadId) { ++ended; });
+  EXPECT_EQ(ended, 1u);
+  EXPECT_NE(shared_region::identity_at(word, newcomer + 2), kNoThread);
+  for (std::size_t i = 1; i < shared_region::kSlots; ++i) {
+    shared_region::end_identities_of(kFirstHere + static_cast<ThreadId>(i), [](ThreadId) {});
+  }
+  for (ThreadId id = newcomer; id < newcomer + 3; ++id) {
+    shared_region::end_identities_of(id, [](ThreadId) {});
+  }
 }
 
 TEST(SharedRegionTest, EachThreadHasItsOwnIdentityThereUntilItEnds) {
