@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "errors.h"
+#include "process_memory.h"
 #include "shared_region.h"
 
 namespace parklock::binding {
@@ -19,12 +20,14 @@ std::int32_t* shared_words(Napi::Env env, napi_value value, napi_value index_val
   // Only memory on a SharedArrayBuffer can be waited on by another thread; a plain ArrayBuffer
   // can also be detached or transferred while a waiter is parked on it. The one exception is a
   // shared region's ArrayBuffer (shared_region.h), which is neither detachable nor transferable,
-  // and whose mapping each of its buffers keeps.
+  // and whose mapping each of its buffers keeps; and so is the process's own block
+  // (process_memory.h), never freed.
   if (napi_is_typedarray(env, value, &is_typed_array) != napi_ok || !is_typed_array ||
       napi_get_typedarray_info(env, value, &type, &length, &data, &buffer, &byte_offset) !=
           napi_ok ||
       type != napi_int32_array || napi_is_arraybuffer(env, buffer, &is_array_buffer) != napi_ok ||
-      (is_array_buffer && (length == 0 || shared_region::region_at(data) == nullptr))) {
+      (is_array_buffer && (length == 0 || (shared_region::region_at(data) == nullptr &&
+                                           !in_process_memory(data, length * 4))))) {
     throw_type_error(env, "ERR_INVALID_ARG_TYPE", "expected an Int32Array on a SharedArrayBuffer");
   }
   const Napi::Value index_js(env, index_value);

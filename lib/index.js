@@ -11,6 +11,8 @@ const futex = require('./futex');
 const native = require('./native');
 const { inspect, watchdog } = require('./inspect');
 const { sharedMemory } = require('./shared_region');
+const { LockManager, Lock } = require('./named_locks/lock_manager');
+const { locks } = require('./named_locks/process_locks');
 
 // The shared-memory layouts, as the addon defines them (see addon/*.h).
 const layouts = Object.freeze({
@@ -41,4 +43,7 @@ module.exports = {
   watchdog,
   layouts,
   sharedMemory,
+  locks,
+  LockManager,
+  Lock,
 };

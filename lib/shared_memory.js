@@ -16,6 +16,15 @@ const native = require('./native');
 // Whether an Int32Array over a SharedArrayBuffer lies in a region.
 const inRegion = native.regionsSupported ? native.inRegion : () => false;
 
+// The buffers over the process's own block (lib/named_locks/process_table.js): ArrayBuffers, but
+// over memory every thread of the process shares and that is never freed, so the addon waits on
+// them as on a SharedArrayBuffer. Only parklock's own tables are placed there.
+const processBuffers = new WeakSet();
+
+function markProcessMemory(buffer) {
+  processBuffers.add(buffer);
+}
+
 const { isSharedArrayBuffer, isAnyArrayBuffer, isArrayBufferView, isProxy, isInt32Array } = types;
 const sharedByteLength = Object.getOwnPropertyDescriptor(SharedArrayBuffer.prototype, 'byteLength').get;
 const TypedArrayPrototype = Object.getPrototypeOf(Int32Array.prototype);
@@ -71,6 +80,7 @@ function attach(args, layout, kind) {
       throw invalidArgType('buffer', 'a SharedArrayBuffer or { buffer, byteOffset }', record);
     }
   }
+  if (processBuffers.has(buffer)) return attachProcessMemory(buffer, byteOffset, layout);
   if (!isSharedArrayBuffer(buffer)) {
     const hint = types.isArrayBuffer(buffer) ? ' (an ArrayBuffer cannot be shared between threads)' : '';
     throw invalidArgType('buffer', `a SharedArrayBuffer${hint}`, buffer);
@@ -92,6 +102,11 @@ function attach(args, layout, kind) {
   const acrossProcesses = inRegion(words);
   if (acrossProcesses) checkWaitsAcrossProcesses(kind);
   return { buffer, byteOffset, words, acrossProcesses, postable: true };
+}
+
+function attachProcessMemory(buffer, byteOffset, layout) {
+  const words = new Int32Array(buffer, byteOffset, layout.WORDS);
+  return { buffer, byteOffset, words, acrossProcesses: false, postable: false };
 }
 
 function checkWaitsAcrossProcesses(kind) {
@@ -138,4 +153,4 @@ function defineLocation(target, { buffer, byteOffset }) {
   Object.defineProperty(target, 'byteOffset', { value: byteOffset, enumerable: true });
 }
 
-module.exports = { attach, attachForInit, defineLocation, sharedInt32Length };
+module.exports = { attach, attachForInit, defineLocation, sharedInt32Length, markProcessMemory };

@@ -1,0 +1,48 @@
+'use strict';
+// The errors of named locks. Those the Web Locks specification names are DOMExceptions of its
+// names (NotSupportedError, AbortError), so that code written for navigator.locks catches them
+// unchanged; parklock's own carry a `code`.
+const { lockError, invalidArgType } = require('../errors');
+const { MAX_NAME_UNITS, SLOTS, RECORDS } = require('./table_layout');
+
+function notSupported(message) {
+  return new DOMException(message, 'NotSupportedError');
+}
+
+function stolenError(name) {
+  return new DOMException(`The lock "${name}" was stolen by a request with { steal: true }`, 'AbortError');
+}
+
+function tableFull(what) {
+  const most = what === 'names' ? `${SLOTS} names held or waited for` : `${RECORDS} requests held or waiting`;
+  return lockError('ERR_PARKLOCK_LOCK_TABLE_FULL', `The lock manager has room for ${most} at once, and they are all in use`);
+}
+
+function nameTooLong(name) {
+  const error = new RangeError(
+    `A lock name has at most ${MAX_NAME_UNITS} UTF-16 code units (at least ${MAX_NAME_UNITS} UTF-8 bytes); ` +
+      `this one has ${name.length}`,
+  );
+  Object.defineProperty(error, 'code', { value: 'ERR_OUT_OF_RANGE', enumerable: true, writable: true, configurable: true });
+  return error;
+}
+
+function notALockFile(path) {
+  const error = lockError('ERR_PARKLOCK_NOT_A_LOCK_FILE', `The file holds a shared memory region that is not a lock table: ${path}`);
+  error.path = path;
+  return error;
+}
+
+function selfDeadlock(name) {
+  return lockError(
+    'ERR_PARKLOCK_DEADLOCK',
+    `This thread already holds the lock "${name}" (through a request that has not released it); ` +
+      'a blocking lock() of it would wait forever',
+  );
+}
+
+function badCallback(callback) {
+  return invalidArgType('callback', 'of type function', callback);
+}
+
+module.exports = { notSupported, stolenError, tableFull, nameTooLong, notALockFile, selfDeadlock, badCallback };
