@@ -1,0 +1,144 @@
+'use strict';
+// new LockManager(path): named locks that every process opening the path shares. Exact counting
+// across processes, a holder SIGKILLed, query() across processes, a table left half-changed by a
+// killed process, and the paths it refuses.
+const { describe, it, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { fork } = require('node:child_process');
+const { LockManager, sharedMemory } = require('../lib');
+const { fixture, withinLimit, waitFor, messageFrom, exited } = require('./helpers');
+
+const AGENT = fixture('named_lock_agent.js');
+const supported = require('../lib/native').regionsSupported;
+let dir;
+let unique = 0;
+const freshPath = () => path.join(dir, `table-${(unique += 1)}.locks`);
+
+function startProcess(task) {
+  const child = fork(AGENT, [JSON.stringify(task)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return { child, ended: exited(child) };
+}
+
+describe('LockManager across processes', { skip: !supported && 'no regions on this platform' }, () => {
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parklock-lock-manager-'));
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('4 processes and this one count exactly under one name', async () => {
+    const file = freshPath();
+    const counterPath = `${file}.counter`;
+    const manager = new LockManager(file);
+    const words = new Int32Array(sharedMemory(counterPath, { size: 8 }).buffer, 0, 1);
+    const times = 500;
+    const children = [0, 1, 2, 3].map((i) => startProcess({ kind: 'count', path: file, name: 'count', times, counterPath, blocking: i % 2 === 1 }));
+    for (let i = 0; i < times; i += 1) {
+      await manager.request('count', () => {
+        words[0] += 1;
+      });
+    }
+    await withinLimit(Promise.all(children.map(({ ended }) => ended)), 'the counting processes');
+    assert.equal(words[0], 5 * times);
+    assert.deepEqual(await manager.query(), { held: [], pending: [] });
+  });
+
+  it('a holder SIGKILLed: the next holder is told with its pid, and every later run works', async () => {
+    for (const blocking of [false, true]) {
+      const file = freshPath();
+      const manager = new LockManager(file);
+      const { child, ended } = startProcess({ kind: 'hold', path: file, name: 'job', blocking });
+      const { pid } = await messageFrom(child, (message) => message.held);
+      const { held } = await manager.query();
+      assert.deepEqual(held.map((entry) => [entry.name, entry.pid]), [['job', pid]]);
+      const next = startProcess({ kind: 'acquire', path: file, name: 'job' });
+      const told = messageFrom(next.child, (message) => message.acquired);
+      await messageFrom(next.child, (message) => message.queued);
+      child.kill('SIGKILL');
+      await ended;
+      const message = await withinLimit(told, 'the next holder');
+      assert.equal(message.ownerDied, true);
+      assert.equal(message.deadOwner.pid, pid);
+      await next.ended;
+      for (let run = 0; run < 2; run += 1) {
+        const later = startProcess({ kind: 'acquire', path: file, name: 'job', blocking });
+        assert.equal((await messageFrom(later.child, (m) => m.acquired)).ownerDied, false);
+        assert.equal(await later.ended, 0);
+      }
+      assert.equal(await manager.request('job', (lock) => lock.ownerDied), false);
+    }
+  });
+
+  it('query() sees the held and pending requests of other processes', async () => {
+    const file = freshPath();
+    const manager = new LockManager(file);
+    const holder = startProcess({ kind: 'hold', path: file, name: 'shared', mode: 'shared' });
+    const { pid } = await messageFrom(holder.child, (message) => message.held);
+    const guard = manager.lock('shared', { mode: 'shared' });
+    const waiter = startProcess({ kind: 'acquire', path: file, name: 'shared' });
+    const acquired = messageFrom(waiter.child, (message) => message.acquired);
+    await messageFrom(waiter.child, (message) => message.queued);
+    const { held, pending } = await manager.query();
+    assert.deepEqual(held.map((entry) => entry.pid).sort(), [pid, process.pid].sort());
+    assert.deepEqual(pending.map((entry) => [entry.mode, entry.pid]), [['exclusive', waiter.child.pid]]);
+    assert.equal(pending[0].clientId, `${waiter.child.pid}:0`);
+    guard.unlock();
+    holder.child.kill('SIGKILL');
+    await holder.ended;
+    assert.equal((await withinLimit(acquired, 'the waiter')).ownerDied, true);
+    await waiter.ended;
+    await waitFor(async () => (await manager.query()).held.length === 0, 'the killed holder to be freed');
+  });
+
+  it('a process killed in the middle of a change leaves a table the next user rebuilds', async () => {
+    const file = freshPath();
+    const manager = new LockManager(file);
+    const holder = startProcess({ kind: 'hold', path: file, name: 'kept' });
+    await messageFrom(holder.child, (message) => message.held);
+    const breaker = startProcess({ kind: 'breakTable', path: file });
+    await messageFrom(breaker.child, (message) => message.broken);
+    breaker.child.kill('SIGKILL');
+    await breaker.ended;
+    // With its hash chains gone, a table that trusted them would grant the held name again.
+    assert.equal(manager.tryLock('kept'), null);
+    assert.deepEqual((await manager.query()).held.map((entry) => entry.name), ['kept']);
+    holder.child.kill('SIGKILL');
+    await holder.ended;
+    assert.equal(await withinLimit(manager.request('kept', (lock) => lock.ownerDied), 'the name'), true);
+  });
+
+  it('refuses paths it cannot use, with the errors of node:fs and parklock', () => {
+    assert.throws(() => new LockManager(path.join(dir, 'missing', 'x.locks')), { code: 'ENOENT' });
+    assert.throws(() => new LockManager(dir), { code: 'EISDIR' });
+    const garbage = path.join(dir, 'garbage.locks');
+    fs.writeFileSync(garbage, 'not a lock table at all');
+    assert.throws(() => new LockManager(garbage), { code: 'ERR_PARKLOCK_REGION_INVALID' });
+    const region = path.join(dir, 'region.locks');
+    const memory = sharedMemory(region, { size: 16 << 20 });
+    new Int32Array(memory.buffer)[1] = 12345;
+    assert.throws(() => new LockManager(region), { code: 'ERR_PARKLOCK_NOT_A_LOCK_FILE' });
+    const link = path.join(dir, 'link.locks');
+    fs.symlinkSync(freshPath(), link);
+    assert.throws(() => new LockManager(link), { code: 'ELOOP' });
+    assert.throws(() => new LockManager(''), { code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => new LockManager(freshPath(), { mode: 'rw' }), { code: 'ERR_INVALID_ARG_TYPE' });
+    if (process.getuid?.() === 0) {
+      const foreign = freshPath();
+      new LockManager(foreign);
+      fs.chownSync(foreign, 12345, 12345);
+      assert.throws(() => new LockManager(foreign), { code: 'ERR_PARKLOCK_REGION_OWNER' });
+    }
+  });
+
+  it('creates its file with mode 0o600 unless told otherwise', () => {
+    const file = freshPath();
+    new LockManager(file);
+    assert.equal(fs.statSync(file).mode & 0o777, 0o600);
+    const shared = freshPath();
+    new LockManager(shared, { mode: 0o640 });
+    assert.equal(fs.statSync(shared).mode & 0o777 & ~process.umask(), 0o640 & ~process.umask());
+    assert.equal(new LockManager(file).path, file);
+  });
+});
