@@ -162,4 +162,5 @@ module.exports = {
   TimeoutError,
   OwnerDiedError,
   holderName,
+  withCode,
 };
