@@ -4,6 +4,7 @@
 // the mutex's queue instead of waking them all to fight over it. Notifying a condition nobody
 // waits on stays in JavaScript. In sharedMemory() it waits across processes, with a Mutex there.
 const native = require('./native');
+const { HERE, UNKNOWN } = require('./ended_holder');
 const { Primitive, wordsOf, handleOf, definePrimitive, acrossProcesses } = require('./primitive');
 const { traceBlocking } = require('./diagnostics');
 const { waitAsync } = require('./async_waits');
@@ -45,6 +46,10 @@ function heldMutexHandle(condition, mutex) {
   return handleForWait(mutex);
 }
 
+// Who a holder that ended while this thread waited to re-acquire `mutex` was: a thread here, or
+// in sharedMemory() not looked at (./ended_holder.js).
+const relockHolders = (mutex) => (isRegionMutex(mutex) ? UNKNOWN : HERE);
+
 class Condition extends Primitive {
   #word = wordsOf(this);
 
@@ -61,7 +66,7 @@ class Condition extends Primitive {
     const settlement = traceBlocking('condition', () =>
       native.conditionWait(handleOf(this), mutexHandle, timeoutMs),
     );
-    return outcome(settlement, CONDITION, mutex);
+    return outcome(settlement, CONDITION, mutex, relockHolders(mutex));
   }
 
   // The same without blocking: resolves true if notified, false on timeout, and rejects with
@@ -75,7 +80,7 @@ class Condition extends Primitive {
       this,
       (record) => native.conditionWaitAsync(handleOf(this), mutexHandle, record),
       { timeout, signal },
-      (settlement) => outcome(settlement, CONDITION, mutex),
+      (settlement) => outcome(settlement, CONDITION, mutex, relockHolders(mutex)),
       false,
     );
   }

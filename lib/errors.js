@@ -63,25 +63,38 @@ class TimeoutError extends Error {
   }
 }
 
+// The ended holder as a message names it: its Node threadId, and its process where that is
+// another one or the threadId is unknown.
+function holderName({ threadId, pid }) {
+  const thread = threadId === null ? 'a thread' : `thread ${threadId}`;
+  if (pid === null) return `${thread} of another process`;
+  return threadId !== null && pid === process.pid ? thread : `${thread} of process ${pid}`;
+}
+
 // The lock was acquired, but the thread that held it before ended while holding it (terminated,
-// exited, crashed, or its code returned): what the lock guards may be half-updated. `guard` holds
-// the lock for the catcher, who repairs the data and then calls error.guard.unlock(); from then
-// on the lock is an ordinary one again. `threadId` is the ended owner's Node threadId (null if it
-// was not a Node thread). A null `guard`: a Once's initializer, whose previous run ended with its
-// thread, is about to run again (it receives this error).
+// exited, crashed, or its code returned; in sharedMemory(), its process ended, SIGKILL included):
+// what the lock guards may be half-updated. `guard` holds the lock for the catcher, who repairs
+// the data and then calls error.guard.unlock(); from then on the lock is an ordinary one again:
+// parklock never leaves a lock unusable for want of a repair. `threadId` is the ended owner's
+// Node threadId (null if it was not a Node thread of this process, or is unknown); `pid` its
+// process's pid (this process's for a lock in a SharedArrayBuffer; null if unknown). A null
+// `guard`: a Once's initializer, whose previous run ended with its thread, is about to run again
+// (it receives this error).
 class OwnerDiedError extends Error {
-  constructor(what, guard, threadId) {
+  constructor(what, guard, holder) {
+    const who = holderName(holder);
     super(
       guard === null
-        ? `The previous run of this ${what}'s initializer (threadId ${threadId}) ended with its ` +
-            'thread before completing; it runs again now: repair what it left half-done'
-        : `The previous owner of this ${what} (threadId ${threadId}) ended while holding it; the ` +
-            'lock is now held through error.guard: repair the data it guards, then unlock it',
+        ? `The previous run of this ${what}'s initializer (${who}) ended with its thread before ` +
+            'completing; it runs again now: repair what it left half-done'
+        : `The previous owner of this ${what} (${who}) ended while holding it; the lock is now ` +
+            'held through error.guard: repair the data it guards, then unlock it',
     );
     this.name = 'OwnerDiedError';
     withCode(this, 'ERR_PARKLOCK_OWNER_DIED');
     this.guard = guard;
-    this.threadId = threadId;
+    this.threadId = holder.threadId;
+    this.pid = holder.pid;
   }
 }
 
@@ -148,4 +161,6 @@ module.exports = {
   deadlockError,
   TimeoutError,
   OwnerDiedError,
+  holderName,
+  withCode,
 };

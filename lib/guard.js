@@ -5,6 +5,7 @@ const { rejectingMethods } = require('./promise_form');
 const { validateAsyncOptions, validateFunction } = require('./validate');
 const { isAborted, reasonOf } = require('./signals');
 const { invalidArgType } = require('./errors');
+const { runLocked } = require('./run_locked');
 
 const dispose = Symbol.dispose || Symbol.for('nodejs.dispose');
 const asyncDispose = Symbol.asyncDispose || Symbol.for('nodejs.asyncDispose');
@@ -52,8 +53,9 @@ function defineDisposal(Class, release) {
 defineDisposal(Guard, 'unlock');
 
 // Waits for `acquiring` (a Promise of anything with a `release()` or `unlock()`), runs fn (sync or
-// async) holding it, and always gives it back; returns fn's result. What executeLocked() and
-// executeShared() of every primitive are.
+// async) holding it, and always gives it back; returns fn's result. What a Semaphore's
+// executeLocked() is: its permits have no owner that could end holding them (a lock's is
+// ./run_locked.js).
 async function runHolding(acquiring, fn) {
   const held = await acquiring;
   try {
@@ -73,12 +75,12 @@ const releaseGuard = (guard) => {
 // check) are the class's.
 function lockConveniences(name, isInstance) {
   return {
-    // Locks asynchronously, runs fn (sync or async) and always unlocks; returns fn's result. If
-    // the previous owner ended holding the lock, fn does not run: the Promise rejects with the
-    // OwnerDiedError, whose guard holds the lock for the caller to repair and unlock.
+    // Locks asynchronously, runs fn (sync or async) and always unlocks; returns fn's result. fn
+    // receives { ownerDied }: true (with the ended owner's threadId and pid, and a process
+    // warning) when the previous owner ended holding the lock (./run_locked.js).
     async executeLocked(fn, options) {
       validateFunction(fn, 'fn');
-      return runHolding(this.lockAsync(options), fn);
+      return runLocked(this.lockAsync(options), fn, `${name}.executeLocked()`);
     },
     // Resolves once the lock is unlocked (now, or at some instant after the call), without keeping
     // it: otherwise it takes its turn in the queue like lockAsync() (same options, same

@@ -12,6 +12,7 @@ const { validateTimeout, validateAsyncOptions } = require('./validate');
 const { lockError, corrupt, TimeoutError, OwnerDiedError } = require('./errors');
 const { Guard, lockConveniences } = require('./guard');
 const { isAborted } = require('./signals');
+const { HolderSightings, HERE } = require('./ended_holder');
 
 const layout = native.mutexLayout;
 const { UNLOCKED, LOCKED, LOCKED_PARKED, OWNER_SHIFT, STATE_MASK, WORDS } = layout;
@@ -42,6 +43,10 @@ let isRegionMutex;
 
 class Mutex extends Primitive {
   #word = wordsOf(this);
+  // Who held it when this object last found it taken, for an OwnerDiedError: in sharedMemory(),
+  // described first before this thread takes its identity there, which may reuse the slot of a
+  // holder that died (./ended_holder.js).
+  #holders = acrossProcesses(this) ? new HolderSightings(this.#word, ownerOf(Atomics.load(this.#word, 0))) : HERE;
   // HELD_BY_ME, or in sharedMemory() this thread's word there.
   #heldByMe = acrossProcesses(this) ? (native.regionIdentity(this.#word) << OWNER_SHIFT) | LOCKED : HELD_BY_ME;
   // The guard lock() and lockAsync() return, kept until something releases through it or a
@@ -91,6 +96,7 @@ class Mutex extends Primitive {
     if (Atomics.compareExchange(this.#word, 0, UNLOCKED, this.#heldByMe) === UNLOCKED) return true;
     if (this.isHeldByCurrentThread) return false;
     // Taken: by a thread that has ended, the mutex is this thread's now (and that is reported).
+    this.#see(Atomics.load(this.#word, 0));
     if (timeoutMs === 0) return this.#acquired(native.mutexTakeOver(handleOf(this)) || settled.TIMED_OUT);
     return this.#lockSlow(timeoutMs, UNLOCKED);
   }
@@ -109,6 +115,7 @@ class Mutex extends Primitive {
         Atomics.compareExchange(this.#word, 0, UNLOCKED, this.#heldByMe) === UNLOCKED) {
       return Promise.resolve((this.#guard ??= new Guard(this.#guardRelease)));
     }
+    this.#see(Atomics.load(this.#word, 0));
     return waitAsync(
       this,
       (record) => native.mutexLockAsync(handleOf(this), record),
@@ -151,6 +158,7 @@ class Mutex extends Primitive {
   // out a relock, passes UNLOCKED). What is not an acquisition leaves the inlined part through
   // #notAcquired().
   #lockSlow(timeoutMs, seen) {
+    this.#see(seen);
     const settlement = tracing()
       ? this.#lockSlowTraced(timeoutMs, seen)
       : native.mutexLockSlow(handleOf(this), timeoutMs);
@@ -178,7 +186,12 @@ class Mutex extends Primitive {
   // true if acquired, false if a synchronous wait timed out; throws otherwise (OwnerDiedError
   // having acquired).
   #acquired(settlement) {
-    return outcome(settlement, MUTEX, this);
+    return outcome(settlement, MUTEX, this, this.#holders);
+  }
+
+  // Notes the holder that the word `word` names, where holders are looked at (sharedMemory()).
+  #see(word) {
+    if (this.#holders !== HERE) this.#holders.see(ownerOf(word));
   }
 
   // The addon releases (waking a waiter if any are parked) or refuses; the reason is looked up

@@ -11,6 +11,7 @@ const { vocabulary, outcome } = require('./outcomes');
 const { validateFunction, validateAsyncOptions } = require('./validate');
 const { corrupt, OwnerDiedError } = require('./errors');
 const { isAborted, reasonOf } = require('./signals');
+const { endedHolder, HERE, UNKNOWN } = require('./ended_holder');
 
 const layout = native.onceLayout;
 const { NOT_DONE, DONE, RUNNING, RUNNER_SHIFT } = layout;
@@ -33,8 +34,9 @@ const ONCE = vocabulary({
     'handed it, or run() was called from inside it); waiting for it would wait forever',
 });
 
-function turnOf(settlement) {
-  if (settlement === OWNER_DIED) return new OwnerDiedError('once', null, native.endedOwner());
+// `holders`: who a runner that ended was (./ended_holder.js).
+function turnOf(settlement, holders) {
+  if (settlement === OWNER_DIED) return new OwnerDiedError('once', null, endedHolder(holders));
   return outcome(settlement, ONCE);
 }
 
@@ -42,6 +44,9 @@ class Once extends Primitive {
   #word = wordsOf(this);
   // RUN_BY_ME, or in sharedMemory() this thread's word there.
   #runByMe = acrossProcesses(this) ? (native.regionIdentity(this.#word) << RUNNER_SHIFT) | RUNNING : RUN_BY_ME;
+  // Who a runner that ended was: a thread of this process, or in sharedMemory() not looked at.
+  #runners = acrossProcesses(this) ? UNKNOWN : HERE;
+  #turnOf = (settlement) => turnOf(settlement, this.#runners);
 
   // new Once() allocates its own memory; new Once(sharedArrayBuffer, byteOffset = 0) and
   // new Once({ buffer, byteOffset }) use a once already in that memory (zeroed: not done).
@@ -64,7 +69,7 @@ class Once extends Primitive {
     if (seen === DONE) return false;
     let previousRunDied;
     if (seen !== NOT_DONE) {
-      const turn = turnOf(traceBlocking('once', () => native.onceBeginSlow(this.#native, Infinity)));
+      const turn = this.#turnOf(traceBlocking('once', () => native.onceBeginSlow(this.#native, Infinity)));
       if (turn === DONE_NOW) return false;
       if (turn !== RUN) previousRunDied = turn;
     }
@@ -94,7 +99,7 @@ class Once extends Primitive {
       this,
       (record) => native.onceBeginAsync(this.#native, record),
       { timeout, signal },
-      turnOf,
+      this.#turnOf,
     ).then((turn) => (turn === DONE_NOW ? false : this.#runAsync(fn, turn === RUN ? undefined : turn)));
   }
 

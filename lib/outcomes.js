@@ -6,6 +6,7 @@
 const native = require('./native');
 const { lockError, corrupt, deadlockError, regionLost, tooManyWaiters, OwnerDiedError } = require('./errors');
 const { Guard } = require('./guard');
+const { endedHolder } = require('./ended_holder');
 
 const {
   ACQUIRED,
@@ -43,9 +44,10 @@ function vocabulary({
 
 // The value of `settlement` in `words`, or the error it means, thrown. `held` is what the guard
 // of an OwnerDiedError releases: the lock was acquired, from an owner that ended holding it, which
-// the addon reports right after that settlement. undefined (a blocking call whose thread is being
-// terminated) throws too, but nothing runs to see it.
-function outcome(settlement, words, held) {
+// the addon reports right after that settlement; `holders` says who that owner was
+// (./ended_holder.js: the lock's HolderSightings, or HERE, its default, or UNKNOWN). undefined (a
+// blocking call whose thread is being terminated) throws too, but nothing runs to see it.
+function outcome(settlement, words, held, holders) {
   let result = NONE;
   switch (settlement) {
     case ACQUIRED:
@@ -61,7 +63,7 @@ function outcome(settlement, words, held) {
       result = words.leader;
       break;
     case OWNER_DIED:
-      throw new OwnerDiedError(words.ownerDied, new Guard(held), native.endedOwner());
+      throw new OwnerDiedError(words.ownerDied, new Guard(held), endedHolder(holders));
     case DEADLOCK:
       throw deadlockError(native.deadlockCycle());
     case REGION_LOST:

@@ -4,7 +4,7 @@
 // fast paths read them with no call.
 const native = require('./native');
 const { handleFor } = require('./handles');
-const { attach, defineLocation } = require('./shared_memory');
+const { attach, defineLocation, defineRegionPath } = require('./shared_memory');
 const { cancelPendingWaits } = require('./async_waits');
 const { rejectingMethods } = require('./promise_form');
 const { invalidArgType } = require('./errors');
@@ -22,12 +22,14 @@ class Primitive {
   // `location`: the constructor forms of ./shared_memory.js; `kind`: given by a primitive that
   // waits across processes, which may then be placed in sharedMemory().
   constructor(location, layout, kind) {
-    const { buffer, byteOffset, words, acrossProcesses, postable } = attach(location, layout, kind);
+    const { buffer, byteOffset, words, acrossProcesses, postable, path } = attach(location, layout, kind);
     this.#words = words;
     this.#acrossProcesses = acrossProcesses;
     // A primitive in a region whose memory is an ArrayBuffer (before Node 26) has no location to
-    // post: the ArrayBuffer would be copied. A worker opens the same path itself.
+    // post: the ArrayBuffer would be copied. A worker opens the same path itself, which what it
+    // carries instead lets its constructor tell.
     if (postable) defineLocation(this, { buffer, byteOffset });
+    else if (path !== undefined) defineRegionPath(this, { path, byteOffset });
   }
 
   static {

@@ -19,9 +19,11 @@ const { threadId, waitAsync } = require('./async_waits');
 const { outcome } = require('./outcomes');
 const { validateTimeout, validateAsyncOptions, validateFunction } = require('./validate');
 const { corrupt } = require('./errors');
-const { Guard, runHolding, lockConveniences } = require('./guard');
+const { Guard, lockConveniences } = require('./guard');
+const { runLocked } = require('./run_locked');
 const { isAborted } = require('./signals');
 const rwlockWords = require('./rwlock_words');
+const { HolderSightings, HERE } = require('./ended_holder');
 
 const { layout, SHARED, EXCLUSIVE, UPGRADABLE_MODE, RWLOCK, UPGRADE } = rwlockWords;
 const { readersOf, isCorrupt, notOwner, upgradePending, notWriterMessage } = rwlockWords;
@@ -37,6 +39,8 @@ let isRWLock;
 class RWLock extends Primitive {
   #words = wordsOf(this);
   #inRegion = acrossProcesses(this);
+  // Who held it when this object last found it taken, as Mutex keeps it (./ended_holder.js).
+  #holders = this.#inRegion ? new HolderSightings(this.#words, Atomics.load(this.#words, OWNER_INDEX)) : HERE;
   // What the owner word names this thread by: its threadId, or in sharedMemory() its identity there.
   #me = this.#inRegion ? native.regionIdentity(this.#words) : threadId;
   // What a read guard releases.
@@ -284,7 +288,7 @@ class RWLock extends Primitive {
   // writer hold the lock, taking its turn in the queue as a writer, which later readers wait behind.
   async executeShared(fn, options) {
     validateFunction(fn, 'fn');
-    return runHolding(this.lockSharedAsync(options), fn);
+    return runLocked(this.lockSharedAsync(options), fn, 'RWLock.executeShared()');
   }
 
   // --- Observers (snapshots) ---
@@ -340,6 +344,7 @@ class RWLock extends Primitive {
   // ended (then that is reported), or if what stood in the way was the upgradable read lock of a
   // thread that has ended (released first); otherwise as refused().
   #takeOver(mode) {
+    this.#see();
     const settlement = native.rwlockTakeOver(handleOf(this), mode);
     if (!settlement) return refused(this.#words);
     const held =
@@ -351,6 +356,7 @@ class RWLock extends Primitive {
   // rwlockLock*Slow), which waits, or refuses at once a wait by the thread holding the write lock
   // or the upgradable read lock. What is not an acquisition leaves through #acquired().
   #lockSlow(lockSlow, timeoutMs, held) {
+    this.#see();
     const settlement = tracing()
       ? this.#tracedWait(() => lockSlow(handleOf(this), timeoutMs))
       : lockSlow(handleOf(this), timeoutMs);
@@ -365,13 +371,22 @@ class RWLock extends Primitive {
 
   // The Promise wait whose fast path failed: `startAsync` is one of the addon's rwlock*Async.
   #lockAsync(startAsync, timeout, signal, interpret) {
+    this.#see();
     return waitAsync(this, (record) => startAsync(handleOf(this), record), { timeout, signal }, interpret);
   }
 
   // true if acquired, false if a synchronous wait timed out; throws otherwise (OwnerDiedError
   // having acquired: its guard releases `held`, the hold in the mode asked for).
   #acquired(settlement, held) {
-    return outcome(settlement, RWLOCK, held);
+    return outcome(settlement, RWLOCK, held, this.#holders);
+  }
+
+  // Notes the holder the owner word names (a writer's, or the upgradable read lock's, which may
+  // become the writer), where holders are looked at (sharedMemory()).
+  #see() {
+    if (this.#holders === HERE) return;
+    const owner = Atomics.load(this.#words, OWNER_INDEX);
+    if (owner !== this.#me) this.#holders.see(owner);
   }
 
   // true if upgraded, false if a synchronous upgrade timed out; throws otherwise.

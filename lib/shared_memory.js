@@ -9,7 +9,7 @@
 // objects made from the built-in prototypes, which would pass instanceof or toString checks and
 // then fail inside a built-in with an error that has no `code`, are refused with one.
 const { types } = require('node:util');
-const { invalidArgType, outOfRange, lockError } = require('./errors');
+const { invalidArgType, outOfRange, lockError, withCode } = require('./errors');
 const { isSharedMemory, memoryOf } = require('./shared_region');
 const native = require('./native');
 
@@ -23,6 +23,33 @@ const processBuffers = new WeakSet();
 
 function markProcessMemory(buffer) {
   processBuffers.add(buffer);
+}
+
+// Whether `buffer` is the ArrayBuffer of a region (before Node 26 a region's memory is one): the
+// addon accepts no other ArrayBuffer, and refuses a region's only once it is too short to hold a
+// word.
+function isRegionArrayBuffer(buffer) {
+  if (!native.regionsSupported || !types.isArrayBuffer(buffer)) return false;
+  try {
+    return inRegion(new Int32Array(buffer, 0, 1));
+  } catch {
+    return false;
+  }
+}
+
+// What a primitive in a region that cannot be posted carries instead of its location, so that
+// structured cloning brings a worker the path to open: the own property of this name.
+const REGION_PATH = 'sharedMemoryPath';
+
+// A worker was posted a primitive of `kind` in the region at `path`, which is not memory it can
+// use there: before Node 26 a region's memory is an ArrayBuffer, which posting copies.
+function notPostable(kind, path, byteOffset) {
+  const error = new TypeError(
+    `This ${kind} lives in sharedMemory(${JSON.stringify(path)}), whose memory cannot be posted to ` +
+      'another thread before Node 26 (it is an ArrayBuffer, which posting copies): call ' +
+      `sharedMemory(path) in the worker and construct it there from that memory, at byteOffset ${byteOffset}`,
+  );
+  return withCode(error, 'ERR_PARKLOCK_NOT_POSTABLE');
 }
 
 const { isSharedArrayBuffer, isAnyArrayBuffer, isArrayBufferView, isProxy, isInt32Array } = types;
@@ -77,11 +104,21 @@ function attach(args, layout, kind) {
     byteOffset = locationField(record, 'byteOffset');
     if (byteOffset === undefined) byteOffset = 0;
     if (buffer === undefined) {
+      const path = locationField(record, REGION_PATH);
+      if (typeof path === 'string') throw notPostable(kind ?? 'primitive', path, byteOffset);
       throw invalidArgType('buffer', 'a SharedArrayBuffer or { buffer, byteOffset }', record);
     }
   }
   if (processBuffers.has(buffer)) return attachProcessMemory(buffer, byteOffset, layout);
   if (!isSharedArrayBuffer(buffer)) {
+    if (isRegionArrayBuffer(buffer)) {
+      throw invalidArgType(
+        'buffer',
+        'a SharedArrayBuffer, or the object sharedMemory() returned (this ArrayBuffer is its ' +
+          '`buffer`: pass the memory object itself, as in new X(memory, byteOffset))',
+        buffer,
+      );
+    }
     const hint = types.isArrayBuffer(buffer) ? ' (an ArrayBuffer cannot be shared between threads)' : '';
     throw invalidArgType('buffer', `a SharedArrayBuffer${hint}`, buffer);
   }
@@ -133,7 +170,7 @@ function attachRegion(memory, byteOffset, layout, kind) {
     );
   }
   const words = new Int32Array(buffer, byteOffset, layout.WORDS);
-  return { buffer, byteOffset, words, acrossProcesses: true, postable: isSharedArrayBuffer(buffer) };
+  return { buffer, byteOffset, words, acrossProcesses: true, postable: isSharedArrayBuffer(buffer), path: memory.path };
 }
 
 // The words at (buffer, byteOffset) for a static X.init(), which writes a new primitive there:
@@ -153,4 +190,12 @@ function defineLocation(target, { buffer, byteOffset }) {
   Object.defineProperty(target, 'byteOffset', { value: byteOffset, enumerable: true });
 }
 
-module.exports = { attach, attachForInit, defineLocation, sharedInt32Length, markProcessMemory };
+// In place of a location that cannot be posted (a region's ArrayBuffer, before Node 26): the
+// region's path and the byte offset, which structured cloning carries to a worker, whose
+// constructor then says what to do instead (notPostable()).
+function defineRegionPath(target, { path, byteOffset }) {
+  Object.defineProperty(target, REGION_PATH, { value: path, enumerable: true });
+  Object.defineProperty(target, 'byteOffset', { value: byteOffset, enumerable: true });
+}
+
+module.exports = { attach, attachForInit, defineLocation, defineRegionPath, sharedInt32Length, markProcessMemory };

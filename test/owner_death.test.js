@@ -42,6 +42,7 @@ function assertOwnerDied(error, threadId) {
   assert.ok(error instanceof OwnerDiedError, `expected an OwnerDiedError, got ${error}`);
   assert.equal(error.code, 'ERR_PARKLOCK_OWNER_DIED');
   assert.equal(error.threadId, threadId, 'the error names the ended thread');
+  assert.equal(error.pid, process.pid, 'a thread of this process');
   assert.equal(error.guard.released, false, 'the guard holds the lock');
   return true;
 }
@@ -82,18 +83,21 @@ describe('Mutex owner death: the next lock() reports it', () => {
     }
   });
 
-  it('lockAsync() after the death rejects with it; executeLocked() does not run fn', { timeout: 30_000 }, async () => {
+  it('lockAsync() after the death rejects with it; executeLocked() runs fn holding the lock and tells it', { timeout: 30_000 }, async () => {
     const mutex = new Mutex();
     const { threadId, ended } = await holdAndEnd(mutex, 'async', 'exit');
     await withinLimit(ended, 'the worker to end');
-    let ran = false;
-    const error = await mutex.executeLocked(() => {
-      ran = true;
-    }).catch((e) => e);
-    assert.equal(ran, false, 'fn must not run as if nothing happened');
-    assertOwnerDied(error, threadId);
-    error.guard.unlock();
+    const warned = new Promise((resolve) => process.once('warning', resolve));
+    const told = await mutex.executeLocked((argument) => {
+      assert.equal(mutex.isHeldByCurrentThread, true, 'fn runs holding the lock');
+      return argument;
+    });
+    assert.deepEqual(told, { ownerDied: true, threadId, pid: process.pid });
+    const warning = await withinLimit(warned, 'the warning');
+    assert.equal(warning.code, 'ERR_PARKLOCK_OWNER_DIED');
+    assert.equal(warning.name, 'OwnerDiedWarning');
     assertClean(mutex);
+    assert.deepEqual(await mutex.executeLocked((argument) => argument), { ownerDied: false });
 
     const again = await holdAndEnd(mutex, 'sync', 'terminate');
     await withinLimit(again.ended, 'the worker to end');

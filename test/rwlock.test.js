@@ -1261,21 +1261,24 @@ describe('RWLock#executeLocked and #executeShared', () => {
   });
 
   for (const method of ['executeLocked', 'executeShared']) {
-    it(`${method}: fn does not run when the writer ended holding the lock; the error's guard holds it`, { timeout: 30_000 }, async () => {
+    it(`${method}: fn runs holding the lock, told that the writer ended holding it; the next call is not told`, { timeout: 30_000 }, async () => {
       const rw = new RWLock();
       const agent = await startAgent(rw);
       const writer = agent.worker.threadId;
       await agent.call('lock');
       await agent.terminate();
-      let calls = 0;
-      const error = await rw[method](() => calls++).then(() => assert.fail('resolved'), (e) => e);
-      assert.ok(error instanceof OwnerDiedError);
-      assert.equal(error.threadId, writer);
-      assert.equal(calls, 0);
-      if (method === 'executeLocked') assert.equal(rw.isWriteLockedByCurrentThread, true);
-      else assert.equal(rw.readers, 1);
-      error.guard.unlock();
-      assert.equal(await rw[method](() => calls++), 0);
+      const warned = new Promise((resolve) => process.once('warning', resolve));
+      const told = await rw[method]((argument) => {
+        if (method === 'executeLocked') assert.equal(rw.isWriteLockedByCurrentThread, true);
+        else assert.equal(rw.readers, 1);
+        return argument;
+      });
+      assert.deepEqual(told, { ownerDied: true, threadId: writer, pid: process.pid });
+      const warning = await withinLimit(warned, 'the warning');
+      assert.equal(warning.code, 'ERR_PARKLOCK_OWNER_DIED');
+      assert.match(warning.message, new RegExp(`^RWLock\\.${method}\\(\\): .*\\(thread ${writer}\\)`));
+      assertFree(rw);
+      assert.deepEqual(await rw[method]((argument) => argument), { ownerDied: false });
       assertFree(rw);
     });
   }

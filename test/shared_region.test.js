@@ -276,7 +276,30 @@ describe('sharedMemory() and a Mutex across processes', { skip: !supported && 'n
     }
     // Before Node 26 the memory is an ArrayBuffer, which posting would copy: no location to post,
     // a worker opens the path itself.
-    if (!types.isSharedArrayBuffer(memory.buffer)) assert.equal(Object.keys(mutex).length, 0);
+    if (!types.isSharedArrayBuffer(memory.buffer)) assert.equal(mutex.buffer, undefined);
+  });
+
+  it('before Node 26, a primitive posted to a worker and a region\'s ArrayBuffer say what to pass instead', async (t) => {
+    const { file, memory } = region(256);
+    if (types.isSharedArrayBuffer(memory.buffer)) return t.skip('the memory is a SharedArrayBuffer here: it posts');
+    assert.throws(() => new Mutex(memory.buffer), {
+      code: 'ERR_INVALID_ARG_TYPE',
+      message: /pass the memory object itself, as in new X\(memory, byteOffset\)/,
+    });
+    const rwlock = new RWLock(memory, 8);
+    const worker = new Worker(
+      `const { workerData, parentPort } = require('node:worker_threads');
+       const { RWLock } = require(${JSON.stringify(require.resolve('../lib'))});
+       try { new RWLock(workerData); } catch (error) { parentPort.postMessage({ code: error.code, message: error.message }); }`,
+      { eval: true, workerData: rwlock },
+    );
+    const ended = new Promise((resolve) => worker.once('exit', resolve));
+    const refusal = await withinLimit(messageFrom(worker), 'the worker to report');
+    await withinLimit(ended, 'the worker to exit');
+    assert.equal(refusal.code, 'ERR_PARKLOCK_NOT_POSTABLE');
+    assert.match(refusal.message, /call sharedMemory\(path\) in the worker/);
+    assert.ok(refusal.message.includes(JSON.stringify(file)), 'it names the path');
+    assert.match(refusal.message, /byteOffset 8/);
   });
 
   it('where the memory is a SharedArrayBuffer (Node 26 on), its primitives post to workers and count beside processes', async (t) => {

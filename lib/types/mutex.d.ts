@@ -1,6 +1,6 @@
 // Mutex and its alias AsyncLock.
 import { CrossProcessPrimitive } from './primitive.js';
-import type { AsyncWaitOptions, Guard } from './shared.js';
+import type { AsyncWaitOptions, Guard, LockState } from './shared.js';
 
 /**
  * A fair, owner-checked three-state mutex usable from any thread, blocking or with Promises.
@@ -22,9 +22,10 @@ export class Mutex extends CrossProcessPrimitive<[]> {
   lockAsync(options?: AsyncWaitOptions): Promise<Guard>;
   /**
    * Locks asynchronously, runs fn, always unlocks; returns fn's result or rethrows its error.
-   * If the previous owner ended holding the mutex, fn is not run: rejects with OwnerDiedError.
+   * If the previous owner ended holding the mutex, fn still runs holding it, with
+   * `{ ownerDied: true, threadId, pid }`, and a process warning is emitted; it does not reject.
    */
-  executeLocked<T>(fn: () => T | PromiseLike<T>, options?: AsyncWaitOptions): Promise<Awaited<T>>;
+  executeLocked<T>(fn: (state: LockState) => T | PromiseLike<T>, options?: AsyncWaitOptions): Promise<Awaited<T>>;
   /**
    * Resolves once the mutex is unlocked (at once if it is now), without keeping it: it takes its
    * turn in the FIFO queue like lockAsync() and unlocks as soon as it is handed the mutex.

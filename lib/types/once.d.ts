@@ -13,6 +13,8 @@ export interface PreviousRunDiedError extends Error {
   readonly guard: null;
   /** The Node threadId of the thread that ended running it (null if it was not a Node thread). */
   readonly threadId: number | null;
+  /** Its process's pid: this process's, or null for a Once in sharedMemory(). */
+  readonly pid: number | null;
 }
 
 /**

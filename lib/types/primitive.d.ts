@@ -44,4 +44,10 @@ export abstract class CrossProcessPrimitive<Args extends unknown[]> extends Prim
   constructor(location: SharedLocation);
   /** The same primitive in every process that opens the region's path (see sharedMemory()). */
   constructor(memory: SharedMemory, byteOffset?: number);
+  /**
+   * Before Node 26, in sharedMemory() (whose memory is then an ArrayBuffer, which posting would
+   * copy): the region's path, carried in place of `buffer` so that `new X(posted)` in a worker
+   * throws ERR_PARKLOCK_NOT_POSTABLE naming it; there the worker calls sharedMemory(path) itself.
+   */
+  readonly sharedMemoryPath?: string;
 }

@@ -1,6 +1,6 @@
 // RWLock, a fair readers-writer lock with an upgradable read lock.
 import { CrossProcessPrimitive } from './primitive.js';
-import type { AsyncWaitOptions, Guard } from './shared.js';
+import type { AsyncWaitOptions, Guard, LockState } from './shared.js';
 
 /**
  * A readers-writer lock usable from any thread, blocking or with Promises: many readers at once,
@@ -96,12 +96,12 @@ export class RWLock extends CrossProcessPrimitive<[]> {
   readonly isUpgradableLockedByCurrentThread: boolean;
   /**
    * Takes the write lock asynchronously, runs fn, always unlocks; returns fn's result or rethrows
-   * its error. If the previous writer ended holding the lock, fn is not run: rejects with
-   * OwnerDiedError (holding the write lock).
+   * its error. If the previous writer ended holding the lock, fn still runs holding it, with
+   * `{ ownerDied: true, threadId, pid }`, and a process warning is emitted; it does not reject.
    */
-  executeLocked<T>(fn: () => T | PromiseLike<T>, options?: AsyncWaitOptions): Promise<Awaited<T>>;
-  /** The same with a read lock (an OwnerDiedError's guard then holds a read lock). */
-  executeShared<T>(fn: () => T | PromiseLike<T>, options?: AsyncWaitOptions): Promise<Awaited<T>>;
+  executeLocked<T>(fn: (state: LockState) => T | PromiseLike<T>, options?: AsyncWaitOptions): Promise<Awaited<T>>;
+  /** The same with a read lock. */
+  executeShared<T>(fn: (state: LockState) => T | PromiseLike<T>, options?: AsyncWaitOptions): Promise<Awaited<T>>;
   /**
    * Resolves once neither a writer nor any reader holds the lock (at once if none does now),
    * without keeping it: as Mutex#waitForUnlock, it takes its turn in the FIFO queue as a writer

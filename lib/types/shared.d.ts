@@ -47,15 +47,36 @@ export class TimeoutError extends Error {
 }
 
 /**
- * Thrown (or the rejection reason) when a lock is acquired whose previous owner ended while
- * holding it: terminated, exited, crashed, or its code returned. The lock IS held, through
- * `guard`: repair the data it protects, then `error.guard.unlock()`.
+ * Thrown by lock(), the try forms and the Promise forms (as the rejection reason) when a lock is
+ * acquired whose previous owner ended while holding it: terminated, exited, crashed, its code
+ * returned, or in sharedMemory() its process ended (SIGKILL included). The lock IS held, through
+ * `guard`: repair the data it protects, then `error.guard.unlock()`; from then on it is an
+ * ordinary lock. executeLocked() and executeShared() do not throw it: they run fn with
+ * `{ ownerDied: true, ... }` (see LockState).
  */
 export class OwnerDiedError extends Error {
   readonly name: 'OwnerDiedError';
   readonly code: 'ERR_PARKLOCK_OWNER_DIED';
   /** Holds the lock for the catcher. */
   readonly guard: Guard;
-  /** The Node threadId of the owner that ended (null if it was not a Node thread). */
+  /**
+   * The Node threadId of the owner that ended (null if it was not a Node thread, or a thread of
+   * another process).
+   */
   readonly threadId: number | null;
+  /**
+   * The pid of the owner's process: this process's for a lock in a SharedArrayBuffer; in
+   * sharedMemory(), the holder's process as this lock last saw it (null if unknown).
+   */
+  readonly pid: number | null;
 }
+
+/**
+ * What executeLocked() and executeShared() pass fn: whether the previous owner ended holding the
+ * lock (then also its threadId and pid, as OwnerDiedError has them, and a process warning with
+ * code ERR_PARKLOCK_OWNER_DIED was emitted). fn runs holding the lock either way, and the lock is
+ * released after fn as usual: only the first acquirer after the death is told.
+ */
+export type LockState =
+  | { readonly ownerDied: false }
+  | { readonly ownerDied: true; readonly threadId: number | null; readonly pid: number | null };
