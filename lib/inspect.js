@@ -9,6 +9,7 @@ const native = require('./native');
 const { instanceAt } = require('./handles');
 const { validateFunction } = require('./validate');
 const { invalidArgType, outOfRange } = require('./errors');
+const { describeNamedWait } = require('./named_locks/wait_names');
 
 const { SHARED_REQUEST, UPGRADE_REQUEST } = native.rwlockLayout;
 
@@ -30,7 +31,9 @@ function requestOf(kind, request) {
 // Mutex, or an RWLock's write lock or upgradable read lock, or running a Once's initializer (null
 // if none, or not a Node thread of this process). A primitive in sharedMemory() also has
 // `holderProcess`: the pid of the holder's process (null if none, or no longer known). Waiters
-// are this process's only.
+// are this process's only. A wait for a named lock (locks, LockManager) has kind 'named lock',
+// the `name` and `mode` asked for, `path` (null for `locks`) and `holders` [{ pid, threadId,
+// mode }].
 function inspect() {
   const byAddress = new Map();
   for (const waiter of native.snapshot()) {
@@ -54,7 +57,7 @@ function inspect() {
       ...(request === undefined ? {} : { request }),
     });
   }
-  return [...byAddress.values()];
+  return [...byAddress.values()].map(describeNamedWait);
 }
 
 // The inspect() entries whose waiters have waited at least `thresholdMs`, with only those waiters.
@@ -78,7 +81,8 @@ function describe(entries, thresholdMs) {
   const lines = [`parklock: waits longer than ${thresholdMs} ms:`];
   for (const entry of entries) {
     const holder = heldBy(entry);
-    lines.push(`  ${entry.kind} ${entry.address}${holder}:`);
+    const what = entry.name === undefined ? entry.address : `${JSON.stringify(entry.name)} (${entry.mode})`;
+    lines.push(`  ${entry.kind} ${what}${holder}:`);
     for (const w of entry.waiters) {
       const how = w.blocking ? 'blocked' : 'awaiting';
       const what = w.request === undefined ? '' : ` (${w.request})`;

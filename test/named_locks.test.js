@@ -5,7 +5,7 @@
 const { describe, it } = require('node:test');
 const assert = require('node:assert/strict');
 const { Worker } = require('node:worker_threads');
-const { locks, LockManager, Lock, TimeoutError } = require('../lib');
+const { locks, LockManager, Lock, TimeoutError, inspect, watchdog } = require('../lib');
 const { fixture, waitFor, withinLimit, exitIfKeptAlive, messageFrom } = require('./helpers');
 
 exitIfKeptAlive();
@@ -364,6 +364,38 @@ describe('threads', () => {
     guard.unlock();
     await waitFor(async () => (await queryOf(name)).pending.length === 0, 'the ended request to go');
     await assertUnused(name);
+  });
+});
+
+describe('diagnostics', () => {
+  it('inspect() and watchdog() name the lock a request waits for, its mode, holders and whole wait', async () => {
+    const name = fresh('inspected');
+    const guard = locks.lock(name);
+    const waiting = locks.request(name, { mode: 'shared' }, () => {});
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    const entry = inspect().find((candidate) => candidate.name === name);
+    assert.equal(entry.kind, 'named lock');
+    assert.equal(entry.mode, 'shared');
+    assert.equal(entry.path, null);
+    assert.deepEqual(entry.holders, [{ pid: process.pid, threadId: 0, mode: 'exclusive' }]);
+    assert.equal(entry.holder, 0);
+    assert.equal(entry.waiters.length, 1);
+    assert.equal(entry.waiters[0].request, 'shared');
+    // The wait is re-armed in slices; what is reported is the whole wait.
+    assert.ok(entry.waiters[0].waitedMs >= 70, `waited ${entry.waiters[0].waitedMs} ms`);
+    const stalled = await new Promise((resolve) => {
+      const dog = watchdog({
+        thresholdMs: 50,
+        intervalMs: 10,
+        onStall: (entries) => {
+          dog.stop();
+          resolve(entries);
+        },
+      });
+    });
+    assert.ok(stalled.some((candidate) => candidate.name === name));
+    guard.unlock();
+    await waiting;
   });
 });
 

@@ -12,10 +12,13 @@
 //   requester ended and is about to free it), so a waiter learns of a holder's end by waiting
 //   on it.
 const { threadId } = require('node:worker_threads');
-const { performance } = require('node:perf_hooks');
+const { nowTenths } = require('./wall_clock');
 const { Mutex } = require('../mutex');
 const { Semaphore } = require('../semaphore');
 const { OwnerDiedError } = require('../errors');
+const native = require('../native');
+const { handleOf } = require('../primitive');
+const { registerTable } = require('./wait_names');
 const {
   HEADER,
   MAGIC_VALUE,
@@ -39,11 +42,6 @@ const PID = process.pid;
 const ALLOCATION_TRIES = 8;
 // How long the first waiter of a name may see others take it first before it is handed the name.
 const FAIR_TENTHS = 10;
-
-// The wall clock in tenths of a millisecond, wrapping: comparable across processes.
-function nowTenths() {
-  return ((performance.timeOrigin + performance.now()) * 10) | 0;
-}
 
 function hashOf(name) {
   let hash = 0x811c9dc5;
@@ -70,11 +68,13 @@ class LockTable {
   #wake = [];
 
   // `words`: an Int32Array over the whole table; `place(Class, wordIndex)`: the primitive of that
-  // class whose words start at wordIndex of the table.
-  constructor(words, place) {
+  // class whose words start at wordIndex of the table; `path`: its file, null for the process's.
+  constructor(words, place, path = null) {
     this.#words = words;
     this.#place = place;
     this.#mutex = place(Mutex, HEADER.MUTEX);
+    this.path = path;
+    registerTable(this, native.addressOf(handleOf(this.#mutex)));
   }
 
   // Whether the memory holds a lock table (or nothing yet, which makes it one).
@@ -86,7 +86,12 @@ class LockTable {
   // Takes the table's Mutex. A thread or process that ended holding it may have left any change
   // half made: the table is rebuilt from its records before anyone reads it.
   enter() {
-    if (takeOver(this.#mutex, Infinity)) this.#rebuild();
+    try {
+      this.#mutex.lock();
+    } catch (error) {
+      if (!(error instanceof OwnerDiedError)) throw error;
+      this.#rebuild();
+    }
   }
 
   leave() {
@@ -213,11 +218,17 @@ class LockTable {
   }
 
   // The slot of `name`, made if needed; -1 if the table has no room left for another name even
-  // after freeing those kept only to report an owner's death.
+  // after freeing those kept only to report an owner's death. A name nobody holds or waits for
+  // keeps its slot until the table needs room (then every such slot is freed at once), so that a
+  // name used again and again is not written and unlinked each time.
   slotFor(name) {
     const found = this.findSlot(name);
     if (found >= 0) return found;
     let slot = this.#addSlot(name);
+    if (slot < 0) {
+      this.#forEachSlot((other) => this.#reclaimSlot(other));
+      slot = this.#addSlot(name);
+    }
     if (slot < 0) {
       this.sweep();
       this.#forEachSlot((other) => this.#reclaimSlot(other, true));
@@ -287,7 +298,7 @@ class LockTable {
     if (head < 0) {
       this.#append(slot, record);
       this.#setSlot(slot, SLOT.FIRST_PENDING, record + 1);
-      if (this.#fits(slot, mode)) this.#grant(slot);
+      if (this.#fits(slot, mode)) this.#grant(slot, record);
     } else if (this.slotField(slot, SLOT.HELD) === 0 && !this.#waitedLong(head)) {
       this.#insertBefore(slot, record, head);
       this.#hold(slot, record);
@@ -368,13 +379,14 @@ class LockTable {
 
   // Grants the pending records of `slot` that fit, in order, and wakes them; wakes the new first
   // pending record too, which from then on looks out for the holders' end.
-  #grant(slot) {
+  // `running`: a record whose requester is granted as it asks, and needs no waking.
+  #grant(slot, running = -1) {
     const before = this.slotField(slot, SLOT.FIRST_PENDING);
     let link = before;
     while (link !== 0 && this.#fits(slot, this.field(link - 1, RECORD.MODE))) {
       const record = link - 1;
       this.#hold(slot, record);
-      this.wake(record).release();
+      if (record !== running) this.wake(record).release();
       link = this.field(record, RECORD.NEXT);
     }
     this.#setSlot(slot, SLOT.FIRST_PENDING, link);
@@ -452,7 +464,6 @@ class LockTable {
       if (head >= 0 && this.#fits(slot, this.field(head, RECORD.MODE))) this.#grant(slot);
       else if (head >= 0) this.wake(head).release();
     }
-    this.#reclaimSlot(slot);
   }
 
   #free(record) {
