@@ -4,6 +4,7 @@
 // the mutex's queue instead of waking them all to fight over it. Notifying a condition nobody
 // waits on stays in JavaScript. In sharedMemory() it waits across processes, with a Mutex there.
 const native = require('./native');
+const { definePlaceable } = require('./placeable');
 const { Primitive, wordsOf, handleOf, definePrimitive, acrossProcesses } = require('./primitive');
 const { traceBlocking } = require('./diagnostics');
 const { waitAsync } = require('./async_waits');
@@ -98,6 +99,7 @@ class Condition extends Primitive {
 }
 
 definePrimitive(Condition, layout, ['waitAsync']);
+definePlaceable(Condition, (memory, byteOffset) => new Condition(memory, byteOffset));
 
 // The round enters both notifies' calls into the addon on a condition of this thread's own whose
 // word says waiters may be queued: the addon finds nobody and clears it.
