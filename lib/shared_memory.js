@@ -11,7 +11,7 @@
 const { types } = require('node:util');
 const { invalidArgType, outOfRange, lockError } = require('./errors');
 const { isSharedMemory, memoryOf } = require('./shared_region');
-const { TABLE_BYTES, placeInRegion, isTableLock } = require('./placement_table');
+const { userBytesOf, placeInRegion, isTableLock } = require('./placement_table');
 const native = require('./native');
 
 // Whether an Int32Array over a SharedArrayBuffer lies in a region.
@@ -94,7 +94,7 @@ function attach(args, layout, kind, initial) {
   const acrossProcesses = inRegion(words);
   if (acrossProcesses) {
     checkWaitsAcrossProcesses(kind);
-    const tableOffset = byteLength - TABLE_BYTES;
+    const tableOffset = userBytesOf(byteLength);
     checkRegionRange(byteOffset, layout, tableOffset);
     words = placeInRegion({ buffer, tableOffset, byteOffset, layout, kind, initial, where: 'this region' });
   }

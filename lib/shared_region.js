@@ -18,12 +18,12 @@ const native = require('./native');
 const { invalidArgType, outOfRange, lockError } = require('./errors');
 const { readProperty } = require('./property');
 const { validateInteger } = require('./validate');
-const { TABLE_BYTES } = require('./placement_table');
+const { tableBytes, userBytesOf } = require('./placement_table');
 const { placeWith } = require('./placeable');
 
 const { O_RDWR, O_NOFOLLOW = 0 } = fs.constants;
 const DEFAULT_SIZE = 4096;
-const MAX_BYTES = native.regionMaxBytes - TABLE_BYTES;
+const MAX_BYTES = userBytesOf(native.regionMaxBytes);
 
 let isSharedMemory;
 let memoryOf;
@@ -47,15 +47,15 @@ class SharedMemory {
 
   // The region's words: a SharedArrayBuffer over the mapping where Node makes one over external
   // memory (Node 26 on), which workers can be posted; else an ArrayBuffer, which posting would
-  // copy, so each thread that needs the region calls sharedMemory() with the same path. Its
-  // last TABLE_BYTES, past byteLength, are the placement table.
+  // copy, so each thread that needs the region calls sharedMemory() with the same path. Past
+  // byteLength, it holds the placement table.
   get buffer() {
     return this.#buffer;
   }
 
   // The bytes the user may lay out: the buffer's, less the placement table's.
   get byteLength() {
-    return this.#buffer.byteLength - TABLE_BYTES;
+    return userBytesOf(this.#buffer.byteLength);
   }
 
   // The primitive `Class` at byteOffset, the same call in every process: the first to place it
@@ -90,8 +90,8 @@ const WHY = {
   'too-small': ['ERR_PARKLOCK_REGION_SIZE', 'The region is smaller than the size asked for, or its file was truncated'],
   'no-table': [
     'ERR_PARKLOCK_REGION_SIZE',
-    `The region has no room for its placement table (${TABLE_BYTES} bytes past the size asked for): ` +
-      'was it made before regions had one? Remove the file so that it is made anew',
+    'The region has no room for its placement table past the size asked for: was it made before ' +
+      'regions had one? Remove the file so that it is made anew',
   ],
   'not-a-region': ['ERR_PARKLOCK_REGION_INVALID', 'Not a parklock shared memory file'],
   unfinished: [
@@ -183,19 +183,20 @@ function sharedMemory(path, options) {
     }
     let result;
     if (fd === undefined) {
-      result = native.createRegion(path, mode, (size ?? DEFAULT_SIZE) + TABLE_BYTES);
+      const user = size ?? DEFAULT_SIZE;
+      result = native.createRegion(path, mode, user + tableBytes(user));
       // Another process created it first, or it was removed again: open what is there now.
       if (result.error === 'exists') continue;
       if (result.error === 'system') throw systemError(result.errno, 'open', path);
     } else {
       try {
-        result = native.adoptRegion(fd, create, size === undefined ? 0 : size + TABLE_BYTES);
+        result = native.adoptRegion(fd, create, size === undefined ? 0 : size + tableBytes(size));
       } finally {
         fs.closeSync(fd);
       }
     }
     if (result.memory === undefined) throw refusal(result, path);
-    if (result.memory.byteLength < TABLE_BYTES + 8) throw refusal({ error: 'no-table' }, path);
+    if (userBytesOf(result.memory.byteLength) < 8) throw refusal({ error: 'no-table' }, path);
     return new SharedMemory(SharedMemory, result.memory, path, result.created);
   }
 }

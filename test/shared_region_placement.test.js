@@ -4,7 +4,7 @@
 // that created the file; the README's former pattern (X.init() in the creator, new X() in the
 // others) is refused where it would have handed out zeroed words. Overlapping placements, and a
 // different kind at the same bytes, are refused in the same process and from another; the same
-// placement again finds the one already there.
+// placement again finds the one already there, whatever initial value it is given.
 const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
@@ -13,7 +13,6 @@ const path = require('node:path');
 const { fork } = require('node:child_process');
 const { sharedMemory, Mutex, Semaphore, Latch, Barrier, RWLock, Once } = require('../lib');
 const native = require('../lib/native');
-const { CAPACITY } = require('../lib/placement_table');
 const { fixture, withinLimit, exitIfKeptAlive, messageFrom, exited } = require('./helpers');
 const { LATCH, SEMAPHORE } = require('./fixtures/region_placer');
 
@@ -98,12 +97,13 @@ describe('placing primitives in sharedMemory()', { skip: !native.regionsSupporte
     assert.throws(() => new Mutex(memory, 64), overlap);
     assert.throws(() => memory.place(60, Barrier, 2), { ...overlap, message: /Barrier at bytes 60 to 67/ });
     assert.throws(() => Latch.init(memory, 64, 1), overlap);
-    assert.throws(() => memory.place(64, Semaphore, 4), { code: 'ERR_PARKLOCK_PLACEMENT_MISMATCH', message: /placed with 3, not 4/ });
+    assert.throws(() => memory.place(60, RWLock), { ...overlap, message: /RWLock at bytes 60 to 67: it overlaps the Semaphore/ });
 
     const again = memory.place(64, Semaphore, 3);
     again.acquire(2);
     assert.equal(semaphore.available, 1);
     assert.equal(Semaphore.init(memory, 64, 3).available, 1, 'init() of a placed semaphore writes nothing');
+    assert.equal(memory.place(64, Semaphore, 4).available, 1, "the first placer's value stands");
     assert.equal(new Semaphore(memory, 64).available, 1);
     again.release(2);
 
@@ -118,18 +118,16 @@ describe('placing primitives in sharedMemory()', { skip: !native.regionsSupporte
     const memory = sharedMemory(file, { size: 256 });
     memory.place(64, Semaphore, 3).acquire(1);
     memory.place(128, Barrier, 2);
-    const [overMutex, overLatch, same, mismatch] = await reportsOf([
+    const [overMutex, overLatch, same] = await reportsOf([
       placer(file, 'place-over', 'Mutex', 64),
       placer(file, 'place-over', 'Latch', 132, 1),
       placer(file, 'place-over', 'Semaphore', 64, 3),
-      placer(file, 'place-over', 'Semaphore', 64, 5),
     ]);
     assert.equal(overMutex.refused, 'ERR_PARKLOCK_OVERLAP');
     assert.deepEqual(overMutex.placed, { kind: 'Semaphore', byteOffset: 64, byteLength: 4 });
     assert.equal(overLatch.refused, 'ERR_PARKLOCK_OVERLAP');
     assert.match(overLatch.message, /Latch at bytes 132 to 135: it overlaps the Barrier at bytes 128 to 135/);
     assert.deepEqual(same, { created: false, placed: true });
-    assert.equal(mismatch.refused, 'ERR_PARKLOCK_PLACEMENT_MISMATCH');
     // And the other way round: what another process placed is refused here.
     const child = await reportsOf([placer(file, 'place-over', 'Mutex', 192)]);
     assert.deepEqual(child, [{ created: false, placed: true }]);
@@ -147,13 +145,15 @@ describe('placing primitives in sharedMemory()', { skip: !native.regionsSupporte
     assert.throws(() => memory.place(0, Latch, -1), { code: 'ERR_OUT_OF_RANGE' });
   });
 
-  it('keeps every byte asked for, puts the table past them, and refuses a placement beyond its capacity', () => {
-    const size = 4 * CAPACITY + 4;
+  it('keeps every byte asked for, with the table past them, and places in the last of them', () => {
+    const size = 4096;
     const memory = sharedMemory(freshPath(), { size });
     assert.equal(memory.byteLength, size);
+    assert.equal(sharedMemory(memory.path, { create: false }).byteLength, size);
     assert.throws(() => memory.place(size, Mutex), { code: 'ERR_OUT_OF_RANGE' });
-    for (let i = 0; i < CAPACITY; i++) memory.place(4 * i, Mutex);
-    assert.throws(() => memory.place(size - 4, Mutex), { code: 'ERR_PARKLOCK_PLACEMENT_LIMIT' });
-    assert.equal(new Mutex(memory, 0).isLocked, false, 'what is placed is still found');
+    assert.throws(() => memory.place(size - 4, Barrier, 2), { code: 'ERR_OUT_OF_RANGE' });
+    for (let i = 0; i < size / 4; i++) memory.place(4 * i, Mutex);
+    assert.equal(memory.place(size - 4, Mutex).isLocked, false, 'what is placed is still found');
+    assert.throws(() => sharedMemory(freshPath(), { size: 2 ** 30 }), { code: 'ERR_OUT_OF_RANGE' });
   });
 });

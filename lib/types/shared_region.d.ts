@@ -21,16 +21,15 @@ export interface SharedMemory {
    */
   readonly buffer: SharedArrayBuffer | ArrayBuffer;
   /**
-   * The bytes to lay out: the size asked for (or the file's). The buffer's last 32 KiB, past
-   * them, are the region's placement table.
+   * The bytes to lay out: the size asked for (or the file's). Past them, the buffer holds the
+   * region's placement table.
    */
   readonly byteLength: number;
   /**
    * The primitive at `byteOffset`, the same call in every process: the first to place it writes
-   * its initial value, the others find it, never before it is written. Throws
-   * ERR_PARKLOCK_OVERLAP where it overlaps another placement (or another kind is at the same
-   * bytes), ERR_PARKLOCK_PLACEMENT_MISMATCH where it was placed with another value, and
-   * ERR_PARKLOCK_PLACEMENT_LIMIT past 2047 placements.
+   * its initial value, the others find it, never before it is written (the first placer's value
+   * stands). Throws ERR_PARKLOCK_OVERLAP where it overlaps another placement, or another kind is
+   * at the same bytes.
    */
   place(byteOffset: number, Class: typeof Latch, count: number): Latch;
   place(byteOffset: number, Class: typeof Barrier, parties: number): Barrier;
@@ -49,7 +48,7 @@ export interface SharedMemory {
 
 export interface SharedMemoryOptions {
   /**
-   * Bytes for primitives, a multiple of 8 up to 1 GiB less 32 KiB (default 4096 when creating; an
+   * Bytes for primitives, a multiple of 8 up to 858,993,440 (default 4096 when creating; an
    * existing file's own).
    */
   size?: number;
