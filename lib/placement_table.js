@@ -45,13 +45,19 @@ function userBytesOf(bufferBytes) {
   return Math.max(user, 0);
 }
 
-// What the table's own Mutex is constructed from: the table cannot record its own lock.
+// What the table's own Mutex is constructed from: the table cannot record its own lock. Told
+// apart by its private field, which runs no code of a hostile value (a revoked Proxy).
+let isTableLock;
 class TableLockLocation {
+  #brand;
   constructor(attachment) {
     this.attachment = attachment;
   }
+
+  static {
+    isTableLock = (value) => value !== null && typeof value === 'object' && #brand in value;
+  }
 }
-const isTableLock = (value) => value instanceof TableLockLocation;
 
 const nameOf = (code) => NAMES[code - 1] ?? `an unknown kind (${code})`;
 const describe = ({ code, byteOffset }) =>
