@@ -6,7 +6,8 @@
 const native = require('./native');
 const { Primitive, wordsOf, handleOf, definePrimitive, valueOrLocation } = require('./primitive');
 const { traceBlocking } = require('./diagnostics');
-const { attachForInit } = require('./shared_memory');
+const { initAt } = require('./shared_memory');
+const { definePlaceable } = require('./placeable');
 const { waitAsync: startWaitAsync } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
 const { validateTimeout, validateAsyncOptions, validateInteger } = require('./validate');
@@ -60,12 +61,14 @@ class Barrier extends Primitive {
   }
 
   // Writes a fresh barrier for `parties` at that location (which must not hold a barrier in use)
-  // and returns it.
+  // and returns it; in sharedMemory(), places it there (memory.place()).
   static init(sharedArrayBuffer, byteOffset, parties) {
     validateParties(parties);
-    const words = attachForInit(sharedArrayBuffer, byteOffset, layout, 'barrier');
-    Atomics.store(words, STATE_INDEX, 0);
-    Atomics.store(words, PARTIES_INDEX, parties);
+    const write = (words) => {
+      Atomics.store(words, STATE_INDEX, 0);
+      Atomics.store(words, PARTIES_INDEX, parties);
+    };
+    initAt(sharedArrayBuffer, byteOffset, layout, 'barrier', { value: parties, write });
     return new Barrier(sharedArrayBuffer, byteOffset);
   }
 
@@ -108,5 +111,6 @@ class Barrier extends Primitive {
 }
 
 definePrimitive(Barrier, layout, ['waitAsync']);
+definePlaceable(Barrier, (memory, byteOffset, parties) => Barrier.init(memory, byteOffset, parties), 1);
 
 module.exports = { Barrier, TimeoutError };

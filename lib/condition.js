@@ -5,6 +5,7 @@
 // waits on stays in JavaScript. In sharedMemory() it waits across processes, with a Mutex there.
 const native = require('./native');
 const { HERE, UNKNOWN } = require('./ended_holder');
+const { definePlaceable } = require('./placeable');
 const { Primitive, wordsOf, handleOf, definePrimitive, acrossProcesses } = require('./primitive');
 const { traceBlocking } = require('./diagnostics');
 const { waitAsync } = require('./async_waits');
@@ -103,6 +104,7 @@ class Condition extends Primitive {
 }
 
 definePrimitive(Condition, layout, ['waitAsync']);
+definePlaceable(Condition, (memory, byteOffset) => new Condition(memory, byteOffset));
 
 // The round enters both notifies' calls into the addon on a condition of this thread's own whose
 // word says waiters may be queued: the addon finds nobody and clears it.

@@ -7,7 +7,8 @@
 const native = require('./native');
 const { Primitive, wordsOf, handleOf, definePrimitive, valueOrLocation } = require('./primitive');
 const { traceBlocking } = require('./diagnostics');
-const { attachForInit } = require('./shared_memory');
+const { initAt } = require('./shared_memory');
+const { definePlaceable } = require('./placeable');
 const { waitAsync: startWaitAsync } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
 const { validateTimeout, validateAsyncOptions, validateInteger } = require('./validate');
@@ -43,10 +44,12 @@ class Latch extends Primitive {
     else checked(Atomics.load(this.#word, COUNT_INDEX));
   }
 
-  // Writes `count` at that location (which must not hold a latch in use) and returns the latch.
+  // Writes `count` at that location (which must not hold a latch in use) and returns the latch;
+  // in sharedMemory(), places it there (memory.place()).
   static init(sharedArrayBuffer, byteOffset, count) {
     validateCount(count, 'count');
-    Atomics.store(attachForInit(sharedArrayBuffer, byteOffset, layout, 'latch'), COUNT_INDEX, count);
+    const write = (words) => Atomics.store(words, COUNT_INDEX, count);
+    initAt(sharedArrayBuffer, byteOffset, layout, 'latch', { value: count, write });
     return new Latch(sharedArrayBuffer, byteOffset);
   }
 
@@ -101,5 +104,6 @@ class Latch extends Primitive {
 }
 
 definePrimitive(Latch, layout, ['waitAsync']);
+definePlaceable(Latch, (memory, byteOffset, count) => Latch.init(memory, byteOffset, count), 1);
 
 module.exports = { Latch };

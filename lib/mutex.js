@@ -3,6 +3,7 @@
 // reads from the addon's exported constants. Both fast paths are one Atomics.compareExchange on
 // the word; the addon is entered only on contention.
 const native = require('./native');
+const { definePlaceable } = require('./placeable');
 const { Primitive, wordsOf, handleOf, definePrimitive, acrossProcesses } = require('./primitive');
 const { tracing, traceBlockingNow } = require('./diagnostics');
 const { primer } = require('./prime');
@@ -216,6 +217,7 @@ class Mutex extends Primitive {
 
 // executeLocked() and waitForUnlock(): ./guard.js.
 definePrimitive(Mutex, layout, ['lockAsync', 'waitForUnlock'], lockConveniences('Mutex', isMutex));
+definePlaceable(Mutex, (memory, byteOffset) => new Mutex(memory, byteOffset));
 
 // The round enters both slow paths on a mutex of this thread's own: a relock, which the addon
 // refuses at once, and an unlock of a word marked parked, which finds nobody queued.

@@ -4,6 +4,7 @@
 // waits for are one Atomics.compareExchange each here; the addon is entered only when the run is
 // taken (to wait for it) or waited for (to wake the waiters).
 const native = require('./native');
+const { definePlaceable } = require('./placeable');
 const { Primitive, wordsOf, handleOf, definePrimitive, acrossProcesses } = require('./primitive');
 const { traceBlocking } = require('./diagnostics');
 const { threadId, waitAsync } = require('./async_waits');
@@ -129,5 +130,6 @@ class Once extends Primitive {
 }
 
 definePrimitive(Once, layout, ['runAsync']);
+definePlaceable(Once, (memory, byteOffset) => new Once(memory, byteOffset));
 
 module.exports = { Once };

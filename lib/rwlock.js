@@ -12,6 +12,7 @@
 // across processes (a holder's process that ended counts as its thread ending), but waiters
 // compete on each release instead of being served in order (addon/rwlock_across_processes.cpp).
 const native = require('./native');
+const { definePlaceable } = require('./placeable');
 const { Primitive, wordsOf, handleOf, definePrimitive, acrossProcesses } = require('./primitive');
 const { tracing, traceBlocking, traceBlockingNow } = require('./diagnostics');
 const { primer } = require('./prime');
@@ -401,6 +402,7 @@ definePrimitive(
   ['lockAsync', 'lockSharedAsync', 'lockUpgradableAsync', 'upgradeAsync', 'waitForUnlock'],
   lockConveniences('RWLock', isRWLock),
 );
+definePlaceable(RWLock, (memory, byteOffset) => new RWLock(memory, byteOffset));
 
 // The round enters the slow paths on a lock of this thread's own: each blocking acquisition by
 // the writer, which the addon refuses at once; an upgrade beside another reader whose time is

@@ -9,7 +9,8 @@ const native = require('./native');
 const { Primitive, wordsOf, handleOf, definePrimitive } = require('./primitive');
 const { tracing, traceBlockingNow } = require('./diagnostics');
 const { primer } = require('./prime');
-const { attachForInit } = require('./shared_memory');
+const { initAt } = require('./shared_memory');
+const { definePlaceable } = require('./placeable');
 const { waitAsync } = require('./async_waits');
 const { vocabulary, outcome } = require('./outcomes');
 const {
@@ -77,10 +78,12 @@ class Semaphore extends Primitive {
   }
 
   // Writes a semaphore with `permits` permits (and no waiters) at byteOffset of buffer and returns
-  // it. Only for memory no thread is using yet: it overwrites whatever is there.
+  // it. Only for memory no thread is using yet: it overwrites whatever is there. In
+  // sharedMemory(), places it there instead (memory.place()).
   static init(buffer, byteOffset, permits) {
     validatePermits(permits, 'permits', 0);
-    Atomics.store(attachForInit(buffer, byteOffset, layout, 'semaphore'), 0, permits);
+    const write = (words) => Atomics.store(words, 0, permits);
+    initAt(buffer, byteOffset, layout, 'semaphore', { value: permits, write });
     return new Semaphore(buffer, byteOffset);
   }
 
@@ -198,6 +201,7 @@ class Semaphore extends Primitive {
 }
 
 definePrimitive(Semaphore, layout, ['acquireAsync', 'acquirePermitsAsync']);
+definePlaceable(Semaphore, (memory, byteOffset, permits = 0) => Semaphore.init(memory, byteOffset, permits), 1);
 
 // The round enters the slow paths on a semaphore of this thread's own: an acquisition whose time
 // is already up, which the addon answers at once (acquire() shares that call), and a release of a

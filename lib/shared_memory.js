@@ -11,6 +11,7 @@
 const { types } = require('node:util');
 const { invalidArgType, outOfRange, lockError, withCode } = require('./errors');
 const { isSharedMemory, memoryOf } = require('./shared_region');
+const { userBytesOf, placeInRegion, isTableLock } = require('./placement_table');
 const native = require('./native');
 
 // Whether an Int32Array over a SharedArrayBuffer lies in a region.
@@ -87,12 +88,13 @@ function sharedInt32Length(value) {
 // Returns { buffer, byteOffset, words, acrossProcesses, postable } where `words` is an Int32Array
 // over exactly the primitive's `layout.WORDS` words; `acrossProcesses` says that they lie in a
 // region from sharedMemory() (./shared_region.js), which only primitives that wait across
-// processes (`kind`, when given) accept; `postable`: the buffer is a SharedArrayBuffer, which
-// postMessage shares rather than copies (a region's is one where Node makes one over external
-// memory, Node 26 on).
-function attach(args, layout, kind) {
+// processes (`kind`, when given) accept, and only as placed in its table (./placement_table.js,
+// `initial` as there); `postable`: the buffer is a SharedArrayBuffer, which postMessage shares
+// rather than copies (a region's is one where Node makes one over external memory, Node 26 on).
+function attach(args, layout, kind, initial) {
   let [buffer, byteOffset = 0] = args;
-  if (isSharedMemory(buffer)) return attachRegion(buffer, byteOffset, layout, kind);
+  if (isSharedMemory(buffer)) return attachRegion(buffer, byteOffset, layout, kind, initial);
+  if (isTableLock(buffer)) return buffer.attachment;
   if (buffer === undefined) {
     buffer = new SharedArrayBuffer(layout.BYTES);
   } else if (isLocation(buffer)) {
@@ -134,10 +136,15 @@ function attach(args, layout, kind) {
       byteOffset,
     );
   }
-  const words = new Int32Array(buffer, byteOffset, layout.WORDS);
+  let words = new Int32Array(buffer, byteOffset, layout.WORDS);
   // A region's SharedArrayBuffer, given as itself or posted from another thread.
   const acrossProcesses = inRegion(words);
-  if (acrossProcesses) checkWaitsAcrossProcesses(kind);
+  if (acrossProcesses) {
+    checkWaitsAcrossProcesses(kind);
+    const tableOffset = userBytesOf(byteLength);
+    checkRegionRange(byteOffset, layout, tableOffset);
+    words = placeInRegion({ buffer, tableOffset, byteOffset, layout, kind, initial, where: 'this region' });
+  }
   return { buffer, byteOffset, words, acrossProcesses, postable: true };
 }
 
@@ -156,11 +163,8 @@ function checkWaitsAcrossProcesses(kind) {
   }
 }
 
-function attachRegion(memory, byteOffset, layout, kind) {
-  checkWaitsAcrossProcesses(kind);
-  if (typeof byteOffset !== 'number') throw invalidArgType('byteOffset', 'of type number', byteOffset);
-  const buffer = memoryOf(memory);
-  const byteLength = memory.byteLength;
+// A region's user bytes are those before its placement table (`byteLength` of them).
+function checkRegionRange(byteOffset, layout, byteLength) {
   if (!Number.isInteger(byteOffset) || byteOffset < 0 || byteOffset % layout.ALIGN !== 0 ||
       byteOffset + layout.BYTES > byteLength) {
     throw outOfRange(
@@ -169,18 +173,30 @@ function attachRegion(memory, byteOffset, layout, kind) {
       byteOffset,
     );
   }
-  const words = new Int32Array(buffer, byteOffset, layout.WORDS);
-  return { buffer, byteOffset, words, acrossProcesses: true, postable: isSharedArrayBuffer(buffer), path: memory.path };
 }
 
-// The words at (buffer, byteOffset) for a static X.init(), which writes a new primitive there:
-// only real memory will do, not a { buffer, byteOffset } record of an existing one. `kind`: as
-// for attach().
-function attachForInit(buffer, byteOffset, layout, kind) {
+function attachRegion(memory, byteOffset, layout, kind, initial) {
+  checkWaitsAcrossProcesses(kind);
+  if (typeof byteOffset !== 'number') throw invalidArgType('byteOffset', 'of type number', byteOffset);
+  const buffer = memoryOf(memory);
+  const tableOffset = memory.byteLength;
+  checkRegionRange(byteOffset, layout, tableOffset);
+  const where = memory.path;
+  const words = placeInRegion({ buffer, tableOffset, byteOffset, layout, kind, initial, where });
+  return { buffer, byteOffset, words, acrossProcesses: true, postable: isSharedArrayBuffer(buffer), path: where };
+}
+
+// For a static X.init(), which writes a new primitive at (buffer, byteOffset): only real memory
+// will do, not a { buffer, byteOffset } record of an existing one. `initial`: { value, write(words) },
+// which writes the primitive's fresh state. In a SharedArrayBuffer it overwrites what is there;
+// in a region it places the primitive (./placement_table.js): written only by the first placer,
+// found by the others, so that no process sees it before it is written. `kind`: as for attach().
+function initAt(buffer, byteOffset, layout, kind, initial) {
   if (!isSharedArrayBuffer(buffer) && !isSharedMemory(buffer)) {
     throw invalidArgType('buffer', 'a SharedArrayBuffer or sharedMemory()', buffer);
   }
-  return attach([buffer, byteOffset], layout, kind).words;
+  const { words, acrossProcesses } = attach([buffer, byteOffset], layout, kind, initial);
+  if (!acrossProcesses) initial.write(words);
 }
 
 // Makes `buffer` and `byteOffset` plain enumerable data properties, so that structured cloning
@@ -198,4 +214,4 @@ function defineRegionPath(target, { path, byteOffset }) {
   Object.defineProperty(target, 'byteOffset', { value: byteOffset, enumerable: true });
 }
 
-module.exports = { attach, attachForInit, defineLocation, defineRegionPath, sharedInt32Length, markProcessMemory };
+module.exports = { attach, initAt, defineLocation, defineRegionPath, sharedInt32Length, markProcessMemory };

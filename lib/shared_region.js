@@ -6,7 +6,9 @@
 // once the garbage collector has freed the last of them; there is no close(), which could unmap
 // memory that a primitive somewhere still points to. Remove the file with fs.rmSync() once no
 // process will open it again: processes that have it mapped keep using it, and the next
-// sharedMemory() at that path creates a new region that they do not see.
+// sharedMemory() at that path creates a new region that they do not see. Past the bytes asked
+// for, the file holds the region's placement table (./placement_table.js), which memory.place()
+// and every primitive constructed there go through.
 const fs = require('node:fs');
 const { fileURLToPath } = require('node:url');
 const util = require('node:util');
@@ -16,10 +18,12 @@ const native = require('./native');
 const { invalidArgType, outOfRange, lockError } = require('./errors');
 const { readProperty } = require('./property');
 const { validateInteger } = require('./validate');
+const { tableBytes, userBytesOf } = require('./placement_table');
+const { placeWith } = require('./placeable');
 
 const { O_RDWR, O_NOFOLLOW = 0 } = fs.constants;
 const DEFAULT_SIZE = 4096;
-const MAX_BYTES = native.regionMaxBytes;
+const MAX_BYTES = userBytesOf(native.regionMaxBytes);
 
 let isSharedMemory;
 let memoryOf;
@@ -43,13 +47,24 @@ class SharedMemory {
 
   // The region's words: a SharedArrayBuffer over the mapping where Node makes one over external
   // memory (Node 26 on), which workers can be posted; else an ArrayBuffer, which posting would
-  // copy, so each thread that needs the region calls sharedMemory() with the same path.
+  // copy, so each thread that needs the region calls sharedMemory() with the same path. Past
+  // byteLength, it holds the placement table.
   get buffer() {
     return this.#buffer;
   }
 
+  // The bytes the user may lay out: the buffer's, less the placement table's.
   get byteLength() {
-    return this.#buffer.byteLength;
+    return userBytesOf(this.#buffer.byteLength);
+  }
+
+  // The primitive `Class` at byteOffset, the same call in every process: the first to place it
+  // writes its initial state (`initialValue`: a Latch's count, a Semaphore's permits (default 0),
+  // a Barrier's parties), the others find it, never before it is written. A placement that
+  // overlaps another, or a different kind at the same bytes, is refused (ERR_PARKLOCK_OVERLAP).
+  place(byteOffset, Class, ...initialValue) {
+    if (!isSharedMemory(this)) throw invalidArgType('this', 'a SharedMemory', this);
+    return placeWith(this, byteOffset, Class, initialValue);
   }
 
   get path() {
@@ -73,6 +88,11 @@ const WHY = {
   'not-regular': ['ERR_PARKLOCK_REGION_INVALID', 'Not a regular file'],
   'foreign-owner': ['ERR_PARKLOCK_REGION_OWNER', 'The file belongs to another user'],
   'too-small': ['ERR_PARKLOCK_REGION_SIZE', 'The region is smaller than the size asked for, or its file was truncated'],
+  'no-table': [
+    'ERR_PARKLOCK_REGION_SIZE',
+    'The region has no room for its placement table past the size asked for: was it made before ' +
+      'regions had one? Remove the file so that it is made anew',
+  ],
   'not-a-region': ['ERR_PARKLOCK_REGION_INVALID', 'Not a parklock shared memory file'],
   unfinished: [
     'ERR_PARKLOCK_REGION_INVALID',
@@ -163,18 +183,20 @@ function sharedMemory(path, options) {
     }
     let result;
     if (fd === undefined) {
-      result = native.createRegion(path, mode, size ?? DEFAULT_SIZE);
+      const user = size ?? DEFAULT_SIZE;
+      result = native.createRegion(path, mode, user + tableBytes(user));
       // Another process created it first, or it was removed again: open what is there now.
       if (result.error === 'exists') continue;
       if (result.error === 'system') throw systemError(result.errno, 'open', path);
     } else {
       try {
-        result = native.adoptRegion(fd, create, size ?? 0);
+        result = native.adoptRegion(fd, create, size === undefined ? 0 : size + tableBytes(size));
       } finally {
         fs.closeSync(fd);
       }
     }
     if (result.memory === undefined) throw refusal(result, path);
+    if (userBytesOf(result.memory.byteLength) < 8) throw refusal({ error: 'no-table' }, path);
     return new SharedMemory(SharedMemory, result.memory, path, result.created);
   }
 }

@@ -2,15 +2,21 @@
 // The documentation's code runs: every ```js block of README.md and docs/*.md is a complete
 // CommonJS program, run here as a user would run it (it requires 'parklock' by name), and must
 // exit cleanly and print something. Blocks that are not programs say so with ```js fragment; shell
-// commands are ```sh. Any other fence fails, so a new block cannot slip past unmarked. Relative
-// links between these files must reach a file and, where they name one, a heading.
+// commands are ```sh. Any other fence fails, so a new block cannot slip past unmarked. The README's
+// example of each section named in PROGRAM_SECTIONS must be such a program; one that opens a
+// sharedMemory() region is skipped where regions are not built. Relative links between these
+// files must reach a file and, where they name one, a heading.
 const { describe, it } = require('node:test');
 const assert = require('node:assert/strict');
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 
+const native = require('../lib/native');
+
 const root = path.join(__dirname, '..');
+// README sections whose first code block users copy as a whole program.
+const PROGRAM_SECTIONS = ['Across processes'];
 // Inside the package, so that require('parklock') finds this checkout through "exports".
 const scratch = path.join(root, 'build', 'doctest');
 
@@ -72,6 +78,15 @@ for (const file of files) {
       it('has runnable examples', () => {
         assert.ok(blocks.filter((b) => b.info === 'js').length >= 5);
       });
+
+      for (const section of PROGRAM_SECTIONS) {
+        it(`runs the example of "${section}" as a program, not a fragment`, () => {
+          const heading = markdown.split('\n').indexOf(`## ${section}`) + 1;
+          assert.notEqual(heading, 0, `no section ${section}`);
+          const first = blocks.find((b) => b.line > heading);
+          assert.equal(first?.info, 'js', `README.md:${first?.line}`);
+        });
+      }
     }
 
     // The registry shows the README without the repository's files: images need absolute URLs.
@@ -97,7 +112,8 @@ for (const file of files) {
     });
 
     for (const block of blocks.filter((b) => b.info === 'js')) {
-      it(`runs the program at ${file}:${block.line}`, () => {
+      const skip = !native.regionsSupported && block.code.includes('sharedMemory(') && 'no regions on this platform';
+      it(`runs the program at ${file}:${block.line}`, { skip }, () => {
         fs.mkdirSync(scratch, { recursive: true });
         const name = `${file.replace(/\.md$/, '').replace(/\//g, '-')}-${block.line}.js`;
         const program = path.join(scratch, name);

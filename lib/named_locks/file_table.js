@@ -11,7 +11,7 @@ const { notALockFile } = require('./named_lock_errors');
 
 function openFileTable(path, mode) {
   const memory = sharedMemory(path, { size: TABLE_BYTES, mode });
-  const table = new LockTable(new Int32Array(memory.buffer, 0, TABLE_WORDS), (Class, word) => new Class(memory, word * 4), memory.path);
+  const table = new LockTable(new Int32Array(memory.buffer, 0, TABLE_WORDS), (Class, word) => memory.place(word * 4, Class), memory.path);
   if (!table.isLockTable()) throw notALockFile(memory.path);
   return table;
 }

@@ -8,7 +8,10 @@ import type { AsyncWaitOptions } from './shared.js';
  * already (Barrier.init()).
  */
 export class Barrier extends CrossProcessPrimitive<[parties: number]> {
-  /** Writes a fresh barrier at that location (not for a barrier in use) and returns it. */
+  /**
+   * Writes a fresh barrier at that location (not for a barrier in use) and returns it; in
+   * sharedMemory(), memory.place(byteOffset, Barrier, parties).
+   */
   static init(buffer: SharedArrayBuffer | SharedMemory, byteOffset: number, parties: number): Barrier;
   readonly parties: number;
   /**

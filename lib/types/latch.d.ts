@@ -8,7 +8,10 @@ import type { AsyncWaitOptions } from './shared.js';
  * integer from 0 to 2^31-1; zeroed memory is an open latch.
  */
 export class Latch extends CrossProcessPrimitive<[count: number]> {
-  /** Writes `count` at that location (not for a latch in use) and returns the latch there. */
+  /**
+   * Writes `count` at that location (not for a latch in use) and returns the latch there; in
+   * sharedMemory(), memory.place(byteOffset, Latch, count).
+   */
   static init(buffer: SharedArrayBuffer | SharedMemory, byteOffset: number, count: number): Latch;
   /** The count-downs still missing (0: open). */
   readonly count: number;

@@ -11,7 +11,10 @@ import type { AsyncWaitOptions, Permits } from './shared.js';
  * holds 0 permits.
  */
 export class Semaphore extends CrossProcessPrimitive<[initialPermits?: number]> {
-  /** Writes a semaphore with `permits` permits at that location (not for one in use) and returns it. */
+  /**
+   * Writes a semaphore with `permits` permits at that location (not for one in use) and returns
+   * it; in sharedMemory(), memory.place(byteOffset, Semaphore, permits).
+   */
   static init(buffer: SharedArrayBuffer | SharedMemory, byteOffset: number, permits: number): Semaphore;
   /** The most permits a semaphore holds, and the largest single request or release (2^30 - 1). */
   static readonly MAX_PERMITS: number;

@@ -15,7 +15,7 @@ const words = new Int32Array(new SharedArrayBuffer(4));
 const result: parklock.FutexWaitResult = futex.wait(words, 0, 1, 0);
 const timeout: typeof TimeoutError = TimeoutError;
 const region: parklock.SharedMemory = sharedMemory('/tmp/app.locks', { create: false });
-const regionSlots = new Semaphore(region, 0);
+const regionSlots = region.place(0, Semaphore, 3);
 const regionReady = new Condition(region, 8);
 const regionRw = new RWLock(region, 16);
 // The CommonJS entry has no default export.

@@ -144,9 +144,15 @@ const regionSlots = Semaphore.init(region, 8, 3);
 const regionLatch: Latch = Latch.init(region, 16, 2);
 Barrier.init(region, 24, 2);
 const regionBarrier = new Barrier(region, 24);
+const placedLatch: Latch = region.place(56, Latch, 2);
+const placedSlots: Semaphore = region.place(60, Semaphore);
+const placedMutex: Mutex = region.place(64, Mutex);
+const placedBarrier: Barrier = region.place(68, Barrier, 2);
+// @ts-expect-error a Latch needs its count
+region.place(76, Latch);
 const regionOnce = new Once(region, 32);
 const regionCondition = new Condition(region, 40);
 const regionRw = new RWLock(region, 48);
 const writerPid: number | null = regionRw.writerProcess ?? regionRw.upgraderProcess;
 const regionWait: Promise<boolean> = regionCondition.waitAsync(regionMutex, { timeout: 10 });
-void [regionBytes, holder, regionSlots.available, regionLatch.count, regionBarrier.parties, regionOnce.done, regionWait, writerPid];
+void [regionBytes, holder, regionSlots.available, regionLatch.count, regionBarrier.parties, placedLatch.count, placedSlots.available, placedMutex.isLocked, placedBarrier.parties, regionOnce.done, regionWait, writerPid];
