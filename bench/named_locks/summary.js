@@ -9,9 +9,15 @@ const { spreadVerdict } = require('../support/targets');
 const METRICS = {
   burstOpsPerSec: { label: 'burst, acquisitions/s', better: 'higher', digits: 0 },
   steadyOpsPerSec: { label: 'steady, acquisitions/s', better: 'higher', digits: 0 },
+  // Counts of defects, not rates: no ratio to a baseline.
+  overlaps: { label: 'callbacks that overlapped another holder', better: 'lower', digits: 0, noRatio: true },
+  lostIncrements: { label: 'counter increments lost', better: 'lower', digits: 0, noRatio: true },
   burstNsPerOp: { label: 'burst, ns per acquire+release', better: 'lower', digits: 0 },
   steadyNsPerOp: { label: 'steady, ns per acquire+release', better: 'lower', digits: 0 },
-  rssGrowthMB: { label: 'RSS growth, MB', better: 'lower', digits: 2 },
+  rssGrowthMB: { label: 'RSS growth from cold, MB', better: 'lower', digits: 2 },
+  heapTotalGrowthMB: { label: 'JS heap reserved, growth from cold, MB', better: 'lower', digits: 2 },
+  heapUsedGrowthMB: { label: 'JS heap used, growth from cold, MB', better: 'lower', digits: 2 },
+  warmRssGrowthMB: { label: 'RSS growth, warm, MB', better: 'lower', digits: 2 },
   nsPerName: { label: 'ns per name', better: 'lower', digits: 0 },
 };
 
@@ -33,7 +39,7 @@ const TARGETS = [
   ['uncontended', 'request', 'executeLocked', BURST_AND_STEADY('NsPerOp'), atMost(1.5), 'uncontended request() <= 1.5x the time of executeLocked()'],
   ['processes', 'named-lock', 'proper-lockfile', BURST_AND_STEADY('OpsPerSec'), atLeast(100), '4 processes, LockManager lock() >= 100x proper-lockfile'],
   ['processes', 'named-lock', 'flock', BURST_AND_STEADY('OpsPerSec'), atLeast(1), '4 processes, LockManager lock() >= flock(2)'],
-  ['memory', 'parklock', null, ['rssGrowthMB'], (x) => x < 10, '100,000 names held and released: RSS growth < 10 MB'],
+  ['memory', 'parklock', null, ['rssGrowthMB', 'warmRssGrowthMB'], (x) => x < 10, '100,000 names held and released: RSS growth < 10 MB'],
 ];
 
 const spread = (values) => ({ median: median(values), min: min(values), max: max(values) });
@@ -66,7 +72,7 @@ function pairedRatios(row, base, metric) {
 
 function computeRatios(rows) {
   return Object.entries(BASELINES).flatMap(([scenario, pairs]) => pairs.flatMap(([key, baseline]) =>
-    Object.keys(METRICS).map((metric) => ({
+    Object.keys(METRICS).filter((metric) => !METRICS[metric].noRatio).map((metric) => ({
       scenario, key, baseline, metric,
       ratio: pairedRatios(findRow(rows, scenario, key), findRow(rows, scenario, baseline), metric),
     })).filter((r) => r.ratio !== undefined)));
@@ -76,7 +82,7 @@ const fmtRatio = (r) => `${r.median.toFixed(2)}x (${r.min.toFixed(2)}..${r.max.t
 
 function evaluateTargets(rows, ratios) {
   return TARGETS.flatMap(([scenario, key, baseline, metrics, holds, label]) => metrics.map((metric) => {
-    const target = `${label} [${METRICS[metric].label.split(',')[0]}]`;
+    const target = `${label} [${METRICS[metric].label}]`;
     if (baseline === null) {
       const m = findRow(rows, scenario, key)?.metrics[metric];
       if (!m) return { target, status: 'N/A', measured: 'not measured' };
