@@ -3,6 +3,7 @@
 // C helper), how it starts and stops them, and what it makes of their reports. Each call is one
 // repetition in a fresh slice of the region; it returns the numbers or throws why there are none.
 const fs = require('node:fs');
+const path = require('node:path');
 const { median, min, max, percentile } = require('../support/stats');
 const { checkCount } = require('../support/check');
 const { SLOT } = require('./layout');
@@ -27,6 +28,11 @@ function throughputContenders(impl, ctx, slice) {
   const regionCounter = () => ctx.word(slice + SLOT.COUNTER)[0];
   if (impl === 'parklock') {
     const spec = { mode: 'count', impl, region: ctx.region, slice };
+    return { endpoints: times(() => forkChild(spec)), counter: regionCounter, wraps: true };
+  }
+  if (impl === 'named-lock' || impl === 'named-request') {
+    // No lock file beforehand: the contenders' LockManagers create it between them.
+    const spec = { mode: 'count', impl, region: ctx.region, slice, lockFile: path.join(ctx.dir, `named-${slice}.locks`) };
     return { endpoints: times(() => forkChild(spec)), counter: regionCounter, wraps: true };
   }
   if (impl === 'flock' && ctx.flock.kind === 'fs-ext') {

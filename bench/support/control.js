@@ -21,6 +21,7 @@ const NAMES = [
   'GENERATION', // condition benchmark: bumped by each notify round
   'RELEASE', // memory scenario: 1 when the lock holder may release
   'INSIDE', // semaphore scenario: threads inside the critical section right now
+  'MEASURE', // named locks: 1 while the steady window is open (after the warm-up, before STOP)
 ];
 
 const CONTROL = Object.freeze(

@@ -138,4 +138,4 @@ function formatTargets(targets) {
   return `\n== Targets\n${render(rows, 3)}`;
 }
 
-module.exports = { formatScenario, formatCpp, formatTargets, formatNumber, formatRatio, ratiosOf };
+module.exports = { formatScenario, formatCpp, formatTargets, formatNumber, formatRatio, ratiosOf, render };

@@ -210,4 +210,4 @@ function evaluateTargets(results) {
     typeof entry === 'function' ? entry(results) : [{ target: entry[0], ...entry[1](results) }]);
 }
 
-module.exports = { evaluateTargets };
+module.exports = { evaluateTargets, spreadVerdict };

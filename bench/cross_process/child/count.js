@@ -3,7 +3,7 @@
 // until the parent sets the stop word, then reports how many times it did and when it started
 // and ended. The parent checks that the counter equals the sum of the reports.
 const fs = require('node:fs');
-const { Mutex } = require('../../../lib');
+const { Mutex, LockManager } = require('../../../lib');
 const { SLOT } = require('../layout');
 const { readyThenGo, openRegion, orphaned } = require('./protocol');
 
@@ -38,6 +38,32 @@ const LOOPS = {
     const fd = fs.openSync(spec.lockFile, 'r+');
     const counter = new Int32Array(memory.buffer, spec.slice + SLOT.COUNTER, 1);
     return syncLoop(() => flockSync(fd, 'ex'), () => flockSync(fd, 'un'), counter);
+  },
+  // A name of a LockManager whose table is the file spec.lockFile (bench/named_locks.js): the
+  // blocking lock() and its guard's unlock().
+  'named-lock'(spec, memory) {
+    const manager = new LockManager(spec.lockFile);
+    const counter = new Int32Array(memory.buffer, spec.slice + SLOT.COUNTER, 1);
+    let guard;
+    return syncLoop(() => {
+      guard = manager.lock('counter');
+    }, () => guard.unlock(), counter);
+  },
+  // The same name through the Web Locks request(), awaited.
+  'named-request'(spec, memory) {
+    const manager = new LockManager(spec.lockFile);
+    const counter = new Int32Array(memory.buffer, spec.slice + SLOT.COUNTER, 1);
+    const increment = () => {
+      counter[0] += 1;
+    };
+    return async (stop) => {
+      let ops = 0;
+      while (Atomics.load(stop, 0) === 0) {
+        await manager.request('counter', increment);
+        ops++;
+      }
+      return ops;
+    };
   },
   // The counter lives in the locked file itself: what proper-lockfile is for. The loop awaits,
   // so it hears 'disconnect' and needs no orphan check.
