@@ -21,6 +21,8 @@ const { handleOf } = require('../primitive');
 const { registerTable } = require('./wait_names');
 const {
   HEADER,
+  IDLE_RING,
+  IDLE_AT,
   MAGIC_VALUE,
   SLOT,
   SLOT_WORDS,
@@ -116,19 +118,26 @@ class LockTable {
     this.#words[SLOTS_AT + slot * SLOT_WORDS + field] = value;
   }
 
+  // Plain reads and writes: the table's Mutex orders them. Only STATE and ACKNOWLEDGED, which the
+  // requester reads and writes without it, go through Atomics (#setState(), acknowledgeGrant()).
   field(record, field) {
-    return Atomics.load(this.#words, RECORDS_AT + record * RECORD_WORDS + field);
+    return this.#words[RECORDS_AT + record * RECORD_WORDS + field];
   }
 
   #set(record, field, value) {
-    Atomics.store(this.#words, RECORDS_AT + record * RECORD_WORDS + field, value);
+    this.#words[RECORDS_AT + record * RECORD_WORDS + field] = value;
+  }
+
+  #setState(record, state) {
+    Atomics.store(this.#words, RECORDS_AT + record * RECORD_WORDS + RECORD.STATE, state);
   }
 
   // Read without the table's Mutex, by the requester: whether its record is granted, and that it
   // has seen so (ACKNOWLEDGED).
   acknowledgeGrant(record) {
-    if (this.field(record, RECORD.STATE) !== STATE.HELD) return false;
-    this.#set(record, RECORD.ACKNOWLEDGED, 1);
+    const at = RECORDS_AT + record * RECORD_WORDS;
+    if (Atomics.load(this.#words, at + RECORD.STATE) !== STATE.HELD) return false;
+    Atomics.store(this.#words, at + RECORD.ACKNOWLEDGED, 1);
     return true;
   }
 
@@ -217,10 +226,27 @@ class LockTable {
     this.#reclaimSlot(slot);
   }
 
+  // A name nobody holds or waits for any more keeps its slot while it is among the IDLE_RING most
+  // recently unused, so that a name used again and again is not written and unlinked each time;
+  // the one this pushes out of the ring is freed, if still unused, so that any number of names
+  // used one after another keep few slots (and few pages of memory) in use.
+  #becameIdle(slot) {
+    const words = this.#words;
+    const next = words[HEADER.IDLE_NEXT];
+    const at = IDLE_AT + next * 2;
+    const evicted = words[at] - 1;
+    const generation = words[at + 1];
+    words[at] = slot + 1;
+    words[at + 1] = this.slotField(slot, SLOT.GENERATION);
+    words[HEADER.IDLE_NEXT] = (next + 1) % IDLE_RING;
+    if (evicted >= 0 && evicted !== slot && this.slotField(evicted, SLOT.GENERATION) === generation &&
+        this.slotField(evicted, SLOT.LENGTH) !== 0) {
+      this.#reclaimSlot(evicted);
+    }
+  }
+
   // The slot of `name`, made if needed; -1 if the table has no room left for another name even
-  // after freeing those kept only to report an owner's death. A name nobody holds or waits for
-  // keeps its slot until the table needs room (then every such slot is freed at once), so that a
-  // name used again and again is not written and unlinked each time.
+  // after freeing those kept only to report an owner's death.
   slotFor(name) {
     const found = this.findSlot(name);
     if (found >= 0) return found;
@@ -374,7 +400,7 @@ class LockTable {
       this.#set(record, RECORD.DEAD_THREAD, this.slotField(slot, SLOT.DEAD_THREAD));
       this.#setSlot(slot, SLOT.DIED, 0);
     }
-    this.#set(record, RECORD.STATE, STATE.HELD);
+    this.#setState(record, STATE.HELD);
   }
 
   // Grants the pending records of `slot` that fit, in order, and wakes them; wakes the new first
@@ -464,10 +490,11 @@ class LockTable {
       if (head >= 0 && this.#fits(slot, this.field(head, RECORD.MODE))) this.#grant(slot);
       else if (head >= 0) this.wake(head).release();
     }
+    if (this.slotField(slot, SLOT.FIRST) === 0) this.#becameIdle(slot);
   }
 
   #free(record) {
-    this.#set(record, RECORD.STATE, STATE.FREE);
+    this.#setState(record, STATE.FREE);
     this.#set(record, RECORD.GENERATION, this.field(record, RECORD.GENERATION) + 1);
     this.#pushFree(record);
   }
@@ -481,7 +508,7 @@ class LockTable {
       const held = link - 1;
       link = this.field(held, RECORD.NEXT);
       this.#unlink(slot, held);
-      this.#set(held, RECORD.STATE, STATE.STOLEN);
+      this.#setState(held, STATE.STOLEN);
     }
     const first = this.slotField(slot, SLOT.FIRST);
     this.#set(record, RECORD.PREV, 0);
@@ -491,7 +518,7 @@ class LockTable {
     this.#setSlot(slot, SLOT.FIRST, record + 1);
     this.#setSlot(slot, SLOT.HELD, 1);
     this.#setSlot(slot, SLOT.EXCLUSIVE, 1);
-    this.#set(record, RECORD.STATE, STATE.HELD);
+    this.#setState(record, STATE.HELD);
   }
 
   // `record` (last seen at `generation`) belongs to a thread or process that ended: frees it, and
@@ -501,7 +528,7 @@ class LockTable {
     if (this.field(record, RECORD.GENERATION) !== generation) return;
     const state = this.field(record, RECORD.STATE);
     if (state === STATE.FREE) return;
-    if (state === STATE.HELD && this.field(record, RECORD.ACKNOWLEDGED) !== 0) {
+    if (state === STATE.HELD && Atomics.load(this.#words, RECORDS_AT + record * RECORD_WORDS + RECORD.ACKNOWLEDGED) !== 0) {
       const slot = this.field(record, RECORD.SLOT);
       this.#setSlot(slot, SLOT.DIED, 1);
       this.#setSlot(slot, SLOT.DEAD_PID, this.field(record, RECORD.PID));

@@ -15,6 +15,9 @@
 //                       free record list, oldest first (a freed record is reused last, see
 //                       lock_table.js: allocate())
 //     [7] SEQUENCE      the arrival number of the last request
+//     [8] IDLE_NEXT     where the next entry of the idle ring goes
+//   idle ring (IDLE_RING × 2 words): { slot + 1, its GENERATION } of the names that most recently
+//                       became unused, which keep their slots until pushed out of the ring
 //   buckets (BUCKETS words): the first slot of each hash chain
 //   slots (SLOTS × SLOT_WORDS): one per name that some request holds or waits for
 //     [0] NEXT          next slot of the chain, or of the free list
@@ -59,8 +62,11 @@ const HEADER = Object.freeze({
   FREE_HEAD: 5,
   FREE_TAIL: 6,
   SEQUENCE: 7,
+  IDLE_NEXT: 8,
 });
-const HEADER_WORDS = 16;
+const IDLE_RING = 64;
+const IDLE_AT = 16;
+const HEADER_WORDS = IDLE_AT + IDLE_RING * 2;
 const MAGIC_VALUE = 0x4c4b5401; // "LKT", version 1
 
 const SLOT = Object.freeze({
@@ -119,6 +125,8 @@ module.exports = {
   MAX_NAME_UNITS,
   HEADER,
   HEADER_WORDS,
+  IDLE_RING,
+  IDLE_AT,
   MAGIC_VALUE,
   SLOT,
   SLOT_WORDS,
