@@ -109,6 +109,24 @@ describe('LockManager across processes', { skip: !supported && 'no regions on th
     assert.equal(await withinLimit(manager.request('kept', (lock) => lock.ownerDied), 'the name'), true);
   });
 
+  it('two processes each blocked for the name the other holds: one gives up with the cycle', async () => {
+    const file = freshPath();
+    const counterPath = `${file}.ready`;
+    const children = [
+      startProcess({ kind: 'crossLock', path: file, first: 'a', second: 'b', counterPath, agents: 2 }),
+      startProcess({ kind: 'crossLock', path: file, first: 'b', second: 'a', counterPath, agents: 2 }),
+    ];
+    const reports = await withinLimit(
+      Promise.all(children.map(({ child }) => messageFrom(child, (message) => message.granted || message.code))),
+      'the deadlock to be found',
+    );
+    await Promise.all(children.map(({ ended }) => ended));
+    const refused = reports.find((report) => report.code === 'ERR_PARKLOCK_DEADLOCK');
+    assert.ok(refused !== undefined, JSON.stringify(reports));
+    assert.deepEqual(refused.cycle.map((step) => step.pid).sort(), children.map(({ child }) => child.pid).sort());
+    assert.deepEqual(await new LockManager(file).query(), { held: [], pending: [] });
+  });
+
   it('refuses paths it cannot use, with the errors of node:fs and parklock', () => {
     assert.throws(() => new LockManager(path.join(dir, 'missing', 'x.locks')), { code: 'ENOENT' });
     assert.throws(() => new LockManager(dir), { code: 'EISDIR' });

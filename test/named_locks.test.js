@@ -367,6 +367,30 @@ describe('threads', () => {
   });
 });
 
+describe('deadlocks', () => {
+  it('two workers each blocked for the name the other holds: one gives up with the cycle, the other goes on', async () => {
+    const [a, b] = [fresh('a'), fresh('b')];
+    const counter = new SharedArrayBuffer(8);
+    const agents = [
+      startAgent({ kind: 'crossLock', first: a, second: b, counter, agents: 2 }),
+      startAgent({ kind: 'crossLock', first: b, second: a, counter, agents: 2 }),
+    ];
+    const reports = await withinLimit(
+      Promise.all(agents.map(({ worker }) => messageFrom(worker, (message) => message.granted || message.code))),
+      'the deadlock to be found',
+    );
+    await Promise.all(agents.map(({ exited }) => exited));
+    const refused = reports.filter((report) => report.code === 'ERR_PARKLOCK_DEADLOCK');
+    assert.ok(refused.length >= 1, JSON.stringify(reports));
+    const cycle = refused[0].cycle;
+    assert.equal(cycle.length, 2);
+    assert.deepEqual(cycle.map((step) => step.waitsFor).sort(), [a, b].sort());
+    assert.ok(cycle.every((step) => step.pid === process.pid));
+    await assertUnused(a);
+    await assertUnused(b);
+  });
+});
+
 describe('diagnostics', () => {
   it('inspect() and watchdog() name the lock a request waits for, its mode, holders and whole wait', async () => {
     const name = fresh('inspected');

@@ -136,7 +136,7 @@ function open(table, name, mode, { ifAvailable = false, steal = false, blocking 
       table.forget(slot);
       throw selfDeadlock(name);
     }
-    const record = table.open(slot, mode);
+    const record = table.open(slot, mode, blocking);
     if (record < 0) {
       table.forget(slot);
       throw tableFull('requests');

@@ -302,7 +302,7 @@ class LockTable {
   // waited less than FAIR_TENTHS (a running thread takes a free lock rather than wait for a sleeping
   // one to wake, as parklock's Mutex does); queued otherwise. Returns the record, or -1 if the
   // table is full.
-  open(slot, mode) {
+  open(slot, mode, blocking = false) {
     let record = this.#allocate();
     if (record < 0) {
       this.sweep();
@@ -317,6 +317,7 @@ class LockTable {
     words[at + RECORD.PID] = PID;
     words[at + RECORD.THREAD] = threadId;
     words[at + RECORD.DIED] = 0;
+    words[at + RECORD.BLOCKING] = blocking ? 1 : 0;
     words[at + RECORD.SEQUENCE] = ++words[HEADER.SEQUENCE];
     Atomics.store(words, at + RECORD.ACKNOWLEDGED, 0);
     Atomics.store(words, at + RECORD.STATE, STATE.PENDING);
@@ -465,6 +466,44 @@ class LockTable {
   // blocked: it could never leave.
   blockedByThisThread(record) {
     return this.heldHereAgainst(this.field(record, RECORD.SLOT), this.field(record, RECORD.MODE));
+  }
+
+  // The cycle of blocked requests that `record` (pending, blocking, of this thread) closes, or null:
+  // each step a thread blocked in lock() for a name that a thread of the next step holds or waits
+  // ahead of it for, the last step's name held by this thread. Threads with only Promise requests
+  // pending are not blocked, so they are never steps: their event loops may still release.
+  deadlockCycle(record) {
+    const blockedBy = new Map();
+    const used = this.#words[HEADER.RECORDS_USED];
+    for (let other = 0; other < used; other += 1) {
+      if (this.field(other, RECORD.STATE) === STATE.PENDING && this.field(other, RECORD.BLOCKING) === 1) {
+        blockedBy.set(`${this.field(other, RECORD.PID)}:${this.field(other, RECORD.THREAD)}`, other);
+      }
+    }
+    const self = `${PID}:${threadId}`;
+    const path = [];
+    const visited = new Set();
+    const search = (waiting) => {
+      if (visited.has(waiting)) return false;
+      visited.add(waiting);
+      path.push(waiting);
+      for (let link = this.slotField(this.field(waiting, RECORD.SLOT), SLOT.FIRST); link !== waiting + 1 && link !== 0; ) {
+        const ahead = link - 1;
+        link = this.field(ahead, RECORD.NEXT);
+        const owner = `${this.field(ahead, RECORD.PID)}:${this.field(ahead, RECORD.THREAD)}`;
+        if (owner === self) return true;
+        const next = this.field(ahead, RECORD.STATE) === STATE.PENDING ? ahead : blockedBy.get(owner);
+        if (next !== undefined && this.field(next, RECORD.BLOCKING) === 1 && search(next)) return true;
+      }
+      path.pop();
+      return false;
+    };
+    if (!search(record)) return null;
+    return path.map((step) => ({
+      pid: this.field(step, RECORD.PID),
+      threadId: this.field(step, RECORD.THREAD),
+      waitsFor: this.nameOf(this.field(step, RECORD.SLOT)),
+    }));
   }
 
   // Ends a request of this thread, held or pending: takes it out of its queue and lets the next in.

@@ -8,10 +8,12 @@
 // thread ended mid-change costs a moment rather than forever.
 const { performance } = require('node:perf_hooks');
 const { TimeoutError } = require('../errors');
-const { selfDeadlock } = require('./named_lock_errors');
+const { selfDeadlock, namedDeadlock } = require('./named_lock_errors');
 
 const FIRST_WAITER_SLICE_MS = 20;
 const OTHER_SLICE_MS = 1000;
+// A blocked waiter looks for a deadlock it closes this often (and as it first waits).
+const BLOCKED_SLICE_MS = 100;
 
 function deadlineOf(timeout) {
   return timeout === Infinity ? Infinity : performance.now() + timeout;
@@ -43,13 +45,16 @@ function look(table, record, timedOut, blocking, name) {
   table.enter();
   try {
     if (table.claim(record)) return 0;
-    if (!table.isFirstWaiter(record)) return OTHER_SLICE_MS;
-    if (timedOut) {
+    const first = table.isFirstWaiter(record);
+    if (first && timedOut) {
       table.freeEndedHolders(record);
       if (table.claim(record)) return 0;
     }
-    if (blocking && table.blockedByThisThread(record)) throw selfDeadlock(name);
-    return FIRST_WAITER_SLICE_MS;
+    if (!blocking) return first ? FIRST_WAITER_SLICE_MS : OTHER_SLICE_MS;
+    if (first && table.blockedByThisThread(record)) throw selfDeadlock(name);
+    const cycle = timedOut ? table.deadlockCycle(record) : null;
+    if (cycle !== null) throw namedDeadlock(cycle);
+    return first ? FIRST_WAITER_SLICE_MS : BLOCKED_SLICE_MS;
   } finally {
     table.leave();
   }

@@ -41,8 +41,24 @@ function selfDeadlock(name) {
   );
 }
 
+// A blocking lock() closed a cycle of threads, each blocked for a name that the next holds (or
+// waits ahead of it for), the last one's held by this thread: it gives up its wait.
+function namedDeadlock(cycle) {
+  const who = (step) => (step.pid === process.pid ? `thread ${step.threadId}` : `thread ${step.threadId} of process ${step.pid}`);
+  const story = cycle
+    .map((step, i) => `${who(step)} waits for "${step.waitsFor}", held by ${who(cycle[(i + 1) % cycle.length])}`)
+    .join('; ');
+  const error = lockError(
+    'ERR_PARKLOCK_DEADLOCK',
+    `Deadlock: ${story}. This thread gave up its wait; release the locks it holds so that the ` +
+      'others can proceed, and take locks in one order everywhere',
+  );
+  error.cycle = cycle;
+  return error;
+}
+
 function badCallback(callback) {
   return invalidArgType('callback', 'of type function', callback);
 }
 
-module.exports = { notSupported, stolenError, tableFull, nameTooLong, notALockFile, selfDeadlock, badCallback };
+module.exports = { notSupported, stolenError, tableFull, nameTooLong, notALockFile, selfDeadlock, namedDeadlock, badCallback };

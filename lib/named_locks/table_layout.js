@@ -45,7 +45,7 @@
 //     [8] PID / [9] THREAD  the requester
 //     [10] ACKNOWLEDGED the requester has seen its grant (Atomics): a record granted after its
 //                       requester ended was never held by anyone, and its end is not reported
-//     [11] -            unused
+//     [11] BLOCKING     1: the requester waits blocked (lock()), so it is a step of a deadlock
 //     [12] DIED / [13] DEAD_PID / [14] DEAD_THREAD  what its grant reports about the holder before
 //     [15] SEQUENCE     its arrival number: the order a rebuild restores
 //     [16] SINCE        when it began to wait, in tenths of a millisecond of the wall clock
@@ -98,6 +98,7 @@ const RECORD = Object.freeze({
   PID: 8,
   THREAD: 9,
   ACKNOWLEDGED: 10,
+  BLOCKING: 11,
   DIED: 12,
   DEAD_PID: 13,
   DEAD_THREAD: 14,
