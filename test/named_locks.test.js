@@ -47,6 +47,16 @@ function startAgent(task) {
 }
 
 describe('locks.request(): the Web Locks API', () => {
+  it('calls the callback later, never inside request()', async () => {
+    let called = false;
+    const request = locks.request(fresh(), () => {
+      called = true;
+    });
+    assert.equal(called, false);
+    await request;
+    assert.equal(called, true);
+  });
+
   it('settles with the callback result, and the lock has a name and mode', async () => {
     const name = fresh();
     const result = await locks.request(name, (lock) => {
@@ -135,8 +145,9 @@ describe('locks.request(): the Web Locks API', () => {
     await victim.held;
     const waiting = locks.request(name, () => 'waited');
     assert.equal(await locks.request(name, { steal: true }, (lock) => lock.mode), 'exclusive');
-    victim.release();
+    // Rejected at once, while its callback still runs.
     await assert.rejects(victim.request, { name: 'AbortError' });
+    victim.release();
     assert.equal(await waiting, 'waited');
     await assertUnused(name);
   });

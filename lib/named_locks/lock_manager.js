@@ -124,6 +124,7 @@ const TRY_LOCK_OPTIONS = ['mode'];
 // Opens a request for `name` under the table's Mutex. Returns the record, or -1 where ifAvailable
 // found the name taken.
 function open(table, name, mode, { ifAvailable = false, steal = false, blocking = false } = {}) {
+  let stolen = [];
   table.enter();
   try {
     const slot = table.slotFor(name);
@@ -141,10 +142,11 @@ function open(table, name, mode, { ifAvailable = false, steal = false, blocking 
       table.forget(slot);
       throw tableFull('requests');
     }
-    if (steal) table.steal(record);
+    if (steal) stolen = table.steal(record);
     return record;
   } finally {
     table.leave();
+    for (const taken of stolen) table.stolenHere[taken]?.();
   }
 }
 
@@ -157,21 +159,37 @@ function close(table, record) {
   } finally {
     table.leave();
   }
-  table.liveness(record).unlock();
   return stolen;
 }
 
-// Runs the callback holding the request, releases it however the callback ends, and settles with
-// the callback's result (or the AbortError of a steal).
+// Runs the callback (in a later microtask, as the specification has it) holding the request,
+// releases it however the callback ends, and settles with the callback's result, or with the
+// AbortError of a steal: at once for a steal by this thread while the callback's promise is
+// pending, else when the callback settles. A callback that returns at once costs no Promise of
+// its own, which the uncontended request() is measured by.
 async function runHolding(table, record, name, modeName, callback) {
   const lock = new Lock(name, modeName, deadOwnerOf(table, record));
-  let result;
+  await undefined;
   try {
-    result = await callback(lock);
+    const result = callback(lock);
+    return isThenable(result) ? await settledOrStolen(table, record, name, result) : result;
   } finally {
+    table.stolenHere[record] = undefined;
     if (close(table, record)) throw stolenError(name); // eslint-disable-line no-unsafe-finally
   }
-  return result;
+}
+
+function settledOrStolen(table, record, name, result) {
+  return new Promise((resolve, reject) => {
+    table.stolenHere[record] = () => reject(stolenError(name));
+    Promise.resolve(result).then(resolve, reject);
+  });
+}
+
+// Whether the callback returned something to wait for; reading `then` may run a getter that throws,
+// which the caller reports as the callback's failure.
+function isThenable(value) {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.then === 'function';
 }
 
 // Passed by ./process_locks.js alone: the manager of the process's own table.

@@ -68,6 +68,13 @@ class LockTable {
   #mutex;
   #liveness = [];
   #wake = [];
+  // For each record of this thread whose request() callback runs: what to call if it is stolen
+  // (a steal by this thread rejects that request at once; one by another thread or process is
+  // found when the callback settles).
+  stolenHere = [];
+  // The record this thread keeps between its requests (KEPT), or -1: taking it again needs neither
+  // the free list nor its LIVENESS taken anew.
+  #kept = -1;
 
   // `words`: an Int32Array over the whole table; `place(Class, wordIndex)`: the primitive of that
   // class whose words start at wordIndex of the table; `path`: its file, null for the process's.
@@ -272,6 +279,15 @@ class LockTable {
 
   // A free record, its LIVENESS now held by this thread; -1 if there is none.
   #allocate() {
+    const kept = this.#kept;
+    if (kept >= 0) {
+      this.#kept = -1;
+      // A rebuild or a sweep leaves a kept record alone, but a table rebuilt by a thread that ended
+      // mid-change may have been given it back: it is still this thread's only if still KEPT.
+      const mine = this.liveness(kept).isHeldByCurrentThread;
+      if (mine && this.field(kept, RECORD.STATE) === STATE.KEPT) return kept;
+      if (mine) this.liveness(kept).unlock();
+    }
     for (let tries = 0; tries < ALLOCATION_TRIES && this.#words[HEADER.FREE_HEAD] !== 0; tries += 1) {
       const record = this.#words[HEADER.FREE_HEAD] - 1;
       this.#words[HEADER.FREE_HEAD] = this.field(record, RECORD.NEXT);
@@ -507,11 +523,19 @@ class LockTable {
   }
 
   // Ends a request of this thread, held or pending: takes it out of its queue and lets the next in.
-  // Returns whether it had been stolen. The caller unlocks its LIVENESS after leave().
+  // The record is kept for this thread's next request, or freed. Returns whether it had been
+  // stolen.
   close(record) {
     const state = this.field(record, RECORD.STATE);
     if (state !== STATE.STOLEN) this.#remove(record);
-    this.#free(record);
+    if (this.#kept < 0) {
+      this.#kept = record;
+      this.#setState(record, STATE.KEPT);
+      this.#set(record, RECORD.GENERATION, this.field(record, RECORD.GENERATION) + 1);
+    } else {
+      this.#free(record);
+      this.liveness(record).unlock();
+    }
     return state === STATE.STOLEN;
   }
 
@@ -540,14 +564,17 @@ class LockTable {
 
   // Takes `record` (exclusive, pending, of this thread) to the head of its name's queue, holding
   // it; whoever held the name holds it no more (STOLEN).
+  // Returns the records it took the name from.
   steal(record) {
     const slot = this.field(record, RECORD.SLOT);
+    const stolen = [];
     this.#unlink(slot, record);
     for (let link = this.slotField(slot, SLOT.FIRST); link !== 0 && link !== this.slotField(slot, SLOT.FIRST_PENDING); ) {
       const held = link - 1;
       link = this.field(held, RECORD.NEXT);
       this.#unlink(slot, held);
       this.#setState(held, STATE.STOLEN);
+      stolen.push(held);
     }
     const first = this.slotField(slot, SLOT.FIRST);
     this.#set(record, RECORD.PREV, 0);
@@ -558,6 +585,7 @@ class LockTable {
     this.#setSlot(slot, SLOT.HELD, 1);
     this.#setSlot(slot, SLOT.EXCLUSIVE, 1);
     this.#setState(record, STATE.HELD);
+    return stolen;
   }
 
   // `record` (last seen at `generation`) belongs to a thread or process that ended: frees it, and
@@ -567,6 +595,10 @@ class LockTable {
     if (this.field(record, RECORD.GENERATION) !== generation) return;
     const state = this.field(record, RECORD.STATE);
     if (state === STATE.FREE) return;
+    if (state === STATE.KEPT) {
+      this.#free(record);
+      return;
+    }
     if (state === STATE.HELD && Atomics.load(this.#words, RECORDS_AT + record * RECORD_WORDS + RECORD.ACKNOWLEDGED) !== 0) {
       const slot = this.field(record, RECORD.SLOT);
       this.#setSlot(slot, SLOT.DIED, 1);
@@ -647,7 +679,7 @@ class LockTable {
       const slot = this.field(record, RECORD.SLOT);
       const inUse = state === STATE.PENDING || state === STATE.HELD;
       if (inUse && slot >= 0 && slot < slotsUsed && this.slotField(slot, SLOT.LENGTH) !== 0) live.push(record);
-      else if (state !== STATE.STOLEN) this.#free(record);
+      else if (state !== STATE.STOLEN && state !== STATE.KEPT) this.#free(record);
     }
     const order = (record) => (this.field(record, RECORD.STATE) === STATE.HELD ? 0 : 2 ** 32) + (this.field(record, RECORD.SEQUENCE) >>> 0);
     live.sort((a, b) => order(a) - order(b));

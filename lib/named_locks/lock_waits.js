@@ -33,7 +33,6 @@ function withdraw(table, record) {
   } finally {
     table.leave();
   }
-  table.liveness(record).unlock();
   return false;
 }
 

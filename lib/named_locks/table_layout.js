@@ -37,7 +37,9 @@
 //                       Mutex's owner death, in this process or another)
 //     [1] WAKE          a Semaphore the requester waits on: released by its grant, and by its
 //                       becoming the first waiter
-//     [2] STATE         FREE, PENDING, HELD, STOLEN (Atomics: the requester reads it unlocked)
+//     [2] STATE         FREE, PENDING, HELD, STOLEN, or KEPT: out of every list, kept by the
+//                       requester's thread (with its LIVENESS) for its next request (Atomics: the
+//                       requester reads it unlocked)
 //     [3] SLOT          its name's slot
 //     [4] MODE          EXCLUSIVE or SHARED
 //     [5] PREV / [6] NEXT  in the name's queue, or NEXT in the free list
@@ -107,7 +109,7 @@ const RECORD = Object.freeze({
 });
 const RECORD_WORDS = 20;
 
-const STATE = Object.freeze({ FREE: 0, PENDING: 1, HELD: 2, STOLEN: 3 });
+const STATE = Object.freeze({ FREE: 0, PENDING: 1, HELD: 2, STOLEN: 3, KEPT: 4 });
 const MODE = Object.freeze({ EXCLUSIVE: 0, SHARED: 1 });
 
 // Capacities: names held or waited for at once, and requests at once. A table of these sizes
