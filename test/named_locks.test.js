@@ -292,6 +292,31 @@ describe('names', () => {
     assert.equal(after.held.filter((entry) => entry.name.startsWith('many-')).length, 0);
   });
 
+  it('a full table refuses the next name with a coded error, never a wrong grant', async () => {
+    const guards = [];
+    let refused;
+    for (let i = 0; i < 20_000 && refused === undefined; i += 1) {
+      try {
+        guards.push(locks.lock(`full-${process.pid}-${i}`));
+      } catch (error) {
+        refused = error;
+      }
+    }
+    assert.equal(refused?.code, 'ERR_PARKLOCK_LOCK_TABLE_FULL');
+    assert.equal(guards.length, 16_384);
+    // A name already in the table still waits for its holder, full or not.
+    assert.equal(locks.tryLock(guards[0].name), null);
+    for (const guard of guards) guard.unlock();
+    const guard = locks.lock('after the table was full');
+    guard.unlock();
+  });
+
+  it('methods called on something other than a LockManager are refused with a code', async () => {
+    const { request, lock } = locks;
+    await assert.rejects(request('x', () => {}), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => lock.call({}, 'x'), { code: 'ERR_INVALID_ARG_TYPE' });
+  });
+
   it('100,000 names used one after another never fill the table', async () => {
     for (let i = 0; i < 100_000; i += 1) locks.lock(`sequential-${i}`).unlock();
     const { held, pending } = await locks.query();

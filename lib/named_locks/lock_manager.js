@@ -221,7 +221,12 @@ class LockManager {
   }
 
   static {
-    tableOf = (manager) => (manager.#table ??= openProcessTable());
+    tableOf = (manager) => {
+      if (manager === null || typeof manager !== 'object' || !(#path in manager)) {
+        throw invalidArgType('this', 'a LockManager', manager);
+      }
+      return (manager.#table ??= openProcessTable());
+    };
   }
 
   // The lock file's path; null for `locks`, the process's own manager.
