@@ -73,7 +73,16 @@ async function processes(impl, ctx, o) {
   return { burstOpsPerSec: burst.opsPerSec, steadyOpsPerSec: steady.opsPerSec };
 }
 
-function memory(impl, o) {
+// For parklock, the same loop on one Mutex's executeLocked() runs first in a process of its own:
+// `rssAboveAnchorMB` is what the names cost beyond what the loop costs the runtime.
+async function memory(impl, o) {
+  const report = await memoryChild(impl, o);
+  if (impl !== 'parklock') return report;
+  const anchor = await memoryChild('mutex', o);
+  return { ...report, anchorRssGrowthMB: anchor.rssGrowthMB, rssAboveAnchorMB: report.rssGrowthMB - anchor.rssGrowthMB };
+}
+
+function memoryChild(impl, o) {
   const child = path.join(__dirname, 'memory_child.js');
   return new Promise((resolve, reject) => {
     execFile(process.execPath, ['--expose-gc', child, impl, String(o.names)], { timeout: CASE_SLACK_MS }, (error, stdout, stderr) => {

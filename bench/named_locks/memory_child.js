@@ -7,11 +7,18 @@
 // compiled the loop; in the cold pass, the growth of the JS heap V8 reserves (heapTotal: most of
 // the RSS growth) and of what lives in it (heapUsed: what the names left behind); the time per
 // name; and what query() finds left over.
-const { locks } = require('../../lib');
+const { locks, Mutex } = require('../../lib');
 
 const [impl, count] = [process.argv[2], Number(process.argv[3])];
-const manager = impl === 'node' ? require('node:worker_threads').locks : locks;
 const nothing = () => {};
+// The anchor ('mutex'): the same loop, the same names made, around one Mutex's executeLocked():
+// what the loop costs the runtime itself from a cold start (compiling it, sizing the heap).
+function mutexManager() {
+  const mutex = new Mutex();
+  return { request: (name, callback) => mutex.executeLocked(() => callback(name)), query: async () => ({ held: [], pending: [] }) };
+}
+const managers = { node: () => require('node:worker_threads').locks, parklock: () => locks, mutex: mutexManager };
+const manager = managers[impl]();
 
 async function settled() {
   // Twice, a turn apart: the first collection's finalizers may free more for the second.
