@@ -71,6 +71,23 @@ describe('LockManager across processes', { skip: !supported && 'no regions on th
     }
   });
 
+  it('tryLock() and ifAvailable find a SIGKILLed holder gone at once, and say so', async () => {
+    const file = freshPath();
+    const manager = new LockManager(file);
+    const { child, ended } = startProcess({ kind: 'hold', path: file, name: 'single' });
+    const { pid } = await messageFrom(child, (message) => message.held);
+    assert.equal(manager.tryLock('single'), null);
+    assert.equal(await manager.request('single', { ifAvailable: true }, (lock) => lock), null);
+    child.kill('SIGKILL');
+    await ended;
+    const guard = manager.tryLock('single');
+    assert.notEqual(guard, null);
+    assert.equal(guard.ownerDied, true);
+    assert.equal(guard.deadOwner.pid, pid);
+    guard.unlock();
+    assert.equal(await manager.request('single', { ifAvailable: true }, (lock) => lock.ownerDied), false);
+  });
+
   it('query() sees the held and pending requests of other processes', async () => {
     const file = freshPath();
     const manager = new LockManager(file);

@@ -130,8 +130,11 @@ function open(table, name, mode, { ifAvailable = false, steal = false, blocking 
     const slot = table.slotFor(name);
     if (slot < 0) throw tableFull('names');
     if (ifAvailable && !table.availableNow(slot, mode)) {
-      table.forget(slot);
-      return -1;
+      table.freeEndedHoldersOf(slot);
+      if (!table.availableNow(slot, mode)) {
+        table.forget(slot);
+        return -1;
+      }
     }
     if (blocking && table.heldHereAgainst(slot, mode)) {
       table.forget(slot);

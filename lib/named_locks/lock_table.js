@@ -465,7 +465,12 @@ class LockTable {
   // it each time its wait times out. A holder's LIVENESS is held by its requester for as long as
   // the record is in use, so taking it over is how an end is found, here or in another process.
   freeEndedHolders(record) {
-    const slot = this.field(record, RECORD.SLOT);
+    this.freeEndedHoldersOf(this.field(record, RECORD.SLOT));
+  }
+
+  // The same for the holders of `slot`: what tryLock() and ifAvailable do before they answer that
+  // a name is taken, so that a holder that ended never keeps it from them.
+  freeEndedHoldersOf(slot) {
     for (let link = this.slotField(slot, SLOT.FIRST); link !== 0 && link !== this.slotField(slot, SLOT.FIRST_PENDING); ) {
       const held = link - 1;
       link = this.field(held, RECORD.NEXT);
