@@ -12,6 +12,7 @@ export * from './types/semaphore.js';
 export * from './types/rwlock.js';
 export * from './types/diagnostics.js';
 export * from './types/shared_region.js';
+export * from './types/named_locks.js';
 
 /** The shared-memory layouts, as the addon defines them (see addon/*.h). */
 export const layouts: {

@@ -18,8 +18,13 @@ const region: parklock.SharedMemory = sharedMemory('/tmp/app.locks', { create: f
 const regionSlots = region.place(0, Semaphore, 3);
 const regionReady = new Condition(region, 8);
 const regionRw = new RWLock(region, 16);
+const { locks, LockManager } = parklock;
+const named: parklock.NamedLockGuard | null = new LockManager('/tmp/app-named.locks').tryLock('job');
+named?.unlock();
+const queried: Promise<parklock.LockManagerSnapshot> = locks.query();
+const requested: Promise<string> = locks.request('job', { mode: 'shared' }, (lock) => lock.mode);
 // The CommonJS entry has no default export.
 // @ts-expect-error
 void parklock.default;
 
-export = { slots, rw, latch, once, barrier, condition, result, timeout, layouts, regionSlots, regionReady, regionRw };
+export = { slots, rw, latch, once, barrier, condition, result, timeout, layouts, regionSlots, regionReady, regionRw, queried, requested };

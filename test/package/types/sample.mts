@@ -13,6 +13,9 @@ import parklock, {
   RWLock,
   Semaphore,
   sharedMemory,
+  locks,
+  LockManager,
+  Lock,
   TimeoutError,
   watchdog,
   type AsyncWaitOptions,
@@ -28,6 +31,12 @@ import parklock, {
   type SharedLocation,
   type SharedMemory,
   type SharedMemoryOptions,
+  type LockInfo,
+  type LockManagerSnapshot,
+  type LockMode,
+  type LockRequestOptions,
+  type NamedLockGuard,
+  type NamedLockOwner,
 } from 'parklock';
 
 const options: AsyncWaitOptions = { timeout: 10, signal: AbortSignal.timeout(100) };
@@ -156,3 +165,29 @@ const regionRw = new RWLock(region, 48);
 const writerPid: number | null = regionRw.writerProcess ?? regionRw.upgraderProcess;
 const regionWait: Promise<boolean> = regionCondition.waitAsync(regionMutex, { timeout: 10 });
 void [regionBytes, holder, regionSlots.available, regionLatch.count, regionBarrier.parties, placedLatch.count, placedSlots.available, placedMutex.isLocked, placedBarrier.parties, regionOnce.done, regionWait, writerPid];
+
+// Named locks: the process's own manager and a lock file, with the Web Locks API and guards.
+const requestOptions: LockRequestOptions = { mode: 'shared', signal: AbortSignal.timeout(100), timeout: 50 };
+const answer: number = await locks.request('cache', async (lock: Lock) => (lock.ownerDied ? 0 : 42));
+const sharedName: string = await locks.request('cache', { mode: 'shared', timeout: 50 }, (lock) => lock.name);
+// Options whose ifAvailable is not known to be false: the callback may get null.
+const maybeName: string | undefined = await locks.request('cache', requestOptions, (lock) => lock?.name);
+const available: boolean = await locks.request('cache', { ifAvailable: true }, (lock: Lock | null) => lock !== null);
+await locks.request('cache', { steal: true }, () => {});
+const lockFile = new LockManager('/tmp/app-named.locks', { mode: 0o600 });
+const filePath: string | null = lockFile.path ?? locks.path;
+{
+  using named: NamedLockGuard = lockFile.lock('job', { mode: 'exclusive', timeout: 1000 });
+  const dead: NamedLockOwner | null = named.deadOwner;
+  const modeHeld: LockMode = named.mode;
+  void [dead?.pid, dead?.threadId, modeHeld, named.ownerDied, named.released];
+}
+const tried: NamedLockGuard | null = locks.tryLock('job', { mode: 'shared' });
+tried?.unlock();
+const snapshot: LockManagerSnapshot = await lockFile.query();
+const entry: LockInfo | undefined = snapshot.held[0] ?? snapshot.pending[0];
+void [answer, sharedName, maybeName, available, filePath, entry?.clientId, entry?.pid, entry?.threadId, entry?.name, entry?.mode];
+// @ts-expect-error: a mode is 'exclusive' or 'shared'
+locks.tryLock('job', { mode: 'read' });
+// @ts-expect-error: without ifAvailable the callback's lock is never null
+await locks.request('job', (lock: null) => lock);
