@@ -154,6 +154,9 @@ describe('LockManager across processes', { skip: !supported && 'no regions on th
     const memory = sharedMemory(region, { size: 16 << 20 });
     new Int32Array(memory.buffer)[1] = 12345;
     assert.throws(() => new LockManager(region), { code: 'ERR_PARKLOCK_NOT_A_LOCK_FILE' });
+    const small = path.join(dir, 'small.locks');
+    sharedMemory(small, { size: 4096 });
+    assert.throws(() => new LockManager(small), { code: 'ERR_PARKLOCK_NOT_A_LOCK_FILE' });
     const link = path.join(dir, 'link.locks');
     fs.symlinkSync(freshPath(), link);
     assert.throws(() => new LockManager(link), { code: 'ELOOP' });

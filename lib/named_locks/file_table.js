@@ -10,7 +10,14 @@ const { TABLE_WORDS, TABLE_BYTES } = require('./table_layout');
 const { notALockFile } = require('./named_lock_errors');
 
 function openFileTable(path, mode) {
-  const memory = sharedMemory(path, { size: TABLE_BYTES, mode });
+  let memory;
+  try {
+    memory = sharedMemory(path, { size: TABLE_BYTES, mode });
+  } catch (error) {
+    // A region of another size: a sharedMemory() file, or a lock file of another layout.
+    if (error?.code === 'ERR_PARKLOCK_REGION_SIZE') throw notALockFile(path, error);
+    throw error;
+  }
   const table = new LockTable(new Int32Array(memory.buffer, 0, TABLE_WORDS), (Class, word) => memory.place(word * 4, Class), memory.path);
   if (!table.isLockTable()) throw notALockFile(memory.path);
   return table;

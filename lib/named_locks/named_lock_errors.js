@@ -27,9 +27,15 @@ function nameTooLong(name) {
   return error;
 }
 
-function notALockFile(path) {
-  const error = lockError('ERR_PARKLOCK_NOT_A_LOCK_FILE', `The file holds a shared memory region that is not a lock table: ${path}`);
+// `cause`: the region's own refusal, where its size was not a lock table's.
+function notALockFile(path, cause) {
+  const error = lockError(
+    'ERR_PARKLOCK_NOT_A_LOCK_FILE',
+    `The file is not a lock table of this version of parklock (a sharedMemory() region, or a lock file ` +
+      `of another layout); remove it if no process uses it: ${path}`,
+  );
   error.path = path;
+  if (cause !== undefined) error.cause = cause;
   return error;
 }
 
