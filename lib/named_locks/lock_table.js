@@ -39,8 +39,8 @@ const {
 } = require('./table_layout');
 
 const PID = process.pid;
-// How many free records allocate() tries whose LIVENESS another thread still holds (a waiter
-// that was handed it as the record was freed, and gives it back at once) before taking a new one.
+// How many free records allocate() tries whose LIVENESS another thread still holds (a thread
+// that took it over from an ended requester and has not yet given it back) before taking a new one.
 const ALLOCATION_TRIES = 8;
 // How long the first waiter of a name may see others take it first before it is handed the name.
 const FAIR_TENTHS = 10;
@@ -303,8 +303,8 @@ class LockTable {
     return -1;
   }
 
-  // Oldest first: a freed record is reused as late as possible, so that a thread that looked at
-  // it just before it was freed and is about to wait on its LIVENESS waits on nothing newer.
+  // At the tail: the free list is a queue, so that a record whose LIVENESS another thread still
+  // holds for a moment (one that took it over from an ended requester) comes round last.
   #pushFree(record) {
     this.#set(record, RECORD.NEXT, 0);
     const tail = this.#words[HEADER.FREE_TAIL];
