@@ -6,9 +6,6 @@
 //     writer and no drain; an upgradable reader by CAS adding the upgradable bit and one reader
 //     while there is no writer, no drain and no upgradable holder, and then storing its id. So
 //     once anybody waits, readers stop barging in and a writer cannot be starved.
-//   - A writer that finds readers alone holding the lock and nobody parked sets the draining bit
-//     (CAS) and becomes the draining writer (below) at once: readers arriving after it wait for
-//     it, where spinning without a mark let them keep the lock held as long as they kept coming.
 //   - A thread that must wait sets the parked bit (CAS) and parks while the word still reads
 //     "held, parked" (checked under the bucket lock).
 //   - A named holder (writer or upgradable) releases by clearing the owner word FIRST and then
@@ -31,14 +28,11 @@
 // Why a grant never acts on a stale word. It decides under the bucket lock, and what can change
 // the word outside that lock meanwhile never undoes a decision: a plain reader leaving on the fast
 // path (a writer refused beside readers was given the drain, which holds for any number of
-// readers, none included), a newcomer setting the parked bit, a writer setting the draining bit
-// (only while the parked bit is clear, and a grant's own step clears that bit last), and, while
-// the draining bit is set (which refuses every grant), the readers leaving and the draining writer
-// taking the lock.
+// readers, none included), a newcomer setting the parked bit, and, while the draining bit is set
+// (which refuses every grant), the readers leaving and the draining writer taking the lock.
 //
 // The drain. At most one writer drains: the upgradable holder turning its hold into the write
-// lock, the writer granted the drain, or a writer that found readers alone and nobody parked
-// (begin_drain()). No writer can come between (it would need a free lock)
+// lock, or the writer granted the drain. No writer can come between (it would need a free lock)
 // and no reader joins: it waits only for the read holds already there. Its key is the owner word
 // (drain_key()); the reader release that leaves it with the readers it waits for (its own hold,
 // for the upgrader; none, for the other) wakes it (kReadersLeft), and it takes the lock with one
@@ -59,7 +53,6 @@
 // unlock_shared() can only refuse a release when no reader at all holds the lock.
 #include "rwlock.h"
 
-#include <algorithm>
 #include <optional>
 
 #include "lock_wait.h"
@@ -305,15 +298,9 @@ Outcome RwLockWords::lock_or_enqueue(ThreadId self, Waiter& waiter, ThreadId* en
   int spins = 0;
   for (;;) {
     const std::int32_t seen = state().load(std::memory_order_relaxed);
-    // Held, and nobody parked yet: the holder may be about to release. But the spin does not keep
-    // readers out, only the parked bit does: a writer refused by read holds spins only the short
-    // pause rounds, never the yields. Readers that keep arriving keep the lock held through any
-    // spin, and each yield can give the core away for a whole time slice on a busy machine, so
-    // yielding there only delayed the parked bit, and the writer, without bound.
-    const int limit = mode == Mode::kExclusive && (seen & kWriter) == 0
-                          ? std::min(spin_limit, spin_policy().pause_rounds)
-                          : spin_limit;
-    if (spins < limit && !available(mode, seen) && (seen & kParked) == 0 && !is_corrupt(seen)) {
+    // Held, and nobody parked yet: the holder may be about to release.
+    if (spins < spin_limit && !available(mode, seen) && (seen & kParked) == 0 &&
+        !is_corrupt(seen)) {
       spin_pause(spins++);
       continue;
     }

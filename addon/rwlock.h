@@ -15,10 +15,9 @@
 //         3      draining    1: one writer waits, on a key of its own (drain_key()), for the read
 //                            holds to leave: the upgradable holder (with the upgradable bit),
 //                            which waits to be the only reader, or else the writer that reached
-//                            the head of the queue, or that found readers alone holding it and
-//                            nobody queued (in a region: any writer refused beside readers),
-//                            which waits for none; no reader joins meanwhile, and nobody else
-//                            takes the lock
+//                            the head of the queue (in a region: any writer refused beside
+//                            readers), which waits for none; no reader joins meanwhile, and
+//                            nobody else takes the lock
 //         4..30  readers     how many read holds are outstanding, 0 to kMaxReaders
 //         31     -           always 0
 //   [1]   0..31  owner       the ThreadId of the writer, or of the upgradable holder, while it
@@ -265,12 +264,6 @@ class RwLockWords : public Int32Words<2> {
   // share, the lock's own queue (rwlock_across_processes.cpp).
   const void* drain_key() const noexcept { return words_ + kOwnerIndex; }
   const void* drain_wait_key() const noexcept;
-
-  // A writer `self` refused beside readers alone, while nobody is queued, becomes the draining
-  // writer at once (true; go on with drain_or_enqueue()), so that readers arriving from now on
-  // wait for it. False in a region (begin_drain_in_region()), and wherever the lock is not held by
-  // readers alone or waiters are queued (their order is the queue's).
-  bool begin_drain(ThreadId self) noexcept;
 
   // --- Across processes (rwlock_across_processes.cpp) ---
 

@@ -47,10 +47,7 @@ Outcome RwLockWords::LockStep::start(Waiter& waiter) {
 }
 
 Outcome RwLockWords::LockStep::lock_or_drain(Waiter& waiter, bool woken) {
-  // Only a blocking writer drains before it queues: a Promise writer queues at once, which keeps
-  // later readers out as well, and spins never.
-  if (mode_ == Mode::kExclusive &&
-      (lock_.begin_drain_in_region(self_) || (waiter.blocking() && lock_.begin_drain(self_)))) {
+  if (mode_ == Mode::kExclusive && lock_.begin_drain_in_region(self_)) {
     draining_ = true;
     return lock_.drain_or_enqueue(self_, waiter, deadline());
   }
