@@ -4,7 +4,7 @@
 // exit cleanly and print something. Blocks that are not programs say so with ```js fragment; shell
 // commands are ```sh. Any other fence fails, so a new block cannot slip past unmarked. The README's
 // example of each section named in PROGRAM_SECTIONS must be such a program; one that opens a
-// sharedMemory() region is skipped where regions are not built. Relative links between these
+// sharedMemory() region or a LockManager lock file is skipped where regions are not built. Relative links between these
 // files must reach a file and, where they name one, a heading.
 const { describe, it } = require('node:test');
 const assert = require('node:assert/strict');
@@ -112,7 +112,8 @@ for (const file of files) {
     });
 
     for (const block of blocks.filter((b) => b.info === 'js')) {
-      const skip = !native.regionsSupported && block.code.includes('sharedMemory(') && 'no regions on this platform';
+      const acrossProcesses = block.code.includes('sharedMemory(') || block.code.includes('new LockManager(');
+      const skip = !native.regionsSupported && acrossProcesses && 'no regions on this platform';
       it(`runs the program at ${file}:${block.line}`, { skip }, () => {
         fs.mkdirSync(scratch, { recursive: true });
         const name = `${file.replace(/\.md$/, '').replace(/\//g, '-')}-${block.line}.js`;

@@ -7,7 +7,7 @@
 const { sharedMemory } = require('../shared_region');
 const { LockTable } = require('./lock_table');
 const { TABLE_WORDS, TABLE_BYTES } = require('./table_layout');
-const { notALockFile } = require('./named_lock_errors');
+const { notALockFile, noLockFiles } = require('./named_lock_errors');
 
 function openFileTable(path, mode) {
   let memory;
@@ -16,6 +16,7 @@ function openFileTable(path, mode) {
   } catch (error) {
     // A region of another size: a sharedMemory() file, or a lock file of another layout.
     if (error?.code === 'ERR_PARKLOCK_REGION_SIZE') throw notALockFile(path, error);
+    if (error?.code === 'ERR_PARKLOCK_UNSUPPORTED') throw noLockFiles(error);
     throw error;
   }
   const table = new LockTable(new Int32Array(memory.buffer, 0, TABLE_WORDS), (Class, word) => memory.place(word * 4, Class), memory.path);

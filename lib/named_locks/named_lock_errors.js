@@ -39,6 +39,18 @@ function notALockFile(path, cause) {
   return error;
 }
 
+// Where regions are not built (../shared_region.js says why), there are no lock files either;
+// `locks`, within one process, works everywhere.
+function noLockFiles(cause) {
+  const error = lockError(
+    'ERR_PARKLOCK_UNSUPPORTED',
+    `new LockManager(path) is not available on ${process.platform}: lock files are shared memory, ` +
+      `which parklock maps only on Linux for now; locks (within one process) works here`,
+  );
+  error.cause = cause;
+  return error;
+}
+
 function selfDeadlock(name) {
   return lockError(
     'ERR_PARKLOCK_DEADLOCK',
@@ -67,4 +79,4 @@ function badCallback(callback) {
   return invalidArgType('callback', 'of type function', callback);
 }
 
-module.exports = { notSupported, stolenError, tableFull, nameTooLong, notALockFile, selfDeadlock, namedDeadlock, badCallback };
+module.exports = { notSupported, stolenError, tableFull, nameTooLong, notALockFile, noLockFiles, selfDeadlock, namedDeadlock, badCallback };
