@@ -12,7 +12,7 @@ const { selfDeadlock, namedDeadlock } = require('./named_lock_errors');
 
 const FIRST_WAITER_SLICE_MS = 20;
 const OTHER_SLICE_MS = 1000;
-// A blocked waiter looks for a deadlock it closes this often (and as it first waits).
+// A blocked waiter that is not the first looks again this often, for a deadlock it closes.
 const BLOCKED_SLICE_MS = 100;
 
 function deadlineOf(timeout) {
