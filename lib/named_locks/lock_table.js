@@ -474,13 +474,19 @@ class LockTable {
     for (let link = this.slotField(slot, SLOT.FIRST); link !== 0 && link !== this.slotField(slot, SLOT.FIRST_PENDING); ) {
       const held = link - 1;
       link = this.field(held, RECORD.NEXT);
-      const liveness = this.liveness(held);
-      if (liveness.isHeldByCurrentThread) continue;
-      const ended = takeOver(liveness, 0);
-      if (ended === null) continue;
-      if (ended) this.endedRecord(held, this.field(held, RECORD.GENERATION));
-      liveness.unlock();
+      this.#freeIfEnded(held);
     }
+  }
+
+  // Frees `record` (in use) if its requester has ended: its LIVENESS, which the requester holds
+  // while the record is in use, is then taken over; one held by this thread is left alone.
+  #freeIfEnded(record) {
+    const liveness = this.liveness(record);
+    if (liveness.isHeldByCurrentThread) return;
+    const ended = takeOver(liveness, 0);
+    if (ended === null) return;
+    if (ended) this.endedRecord(record, this.field(record, RECORD.GENERATION));
+    liveness.unlock();
   }
 
   // Whether a holder of this thread stands in the way of `record`, which this thread waits for
@@ -618,13 +624,7 @@ class LockTable {
   sweep() {
     const used = this.#words[HEADER.RECORDS_USED];
     for (let record = 0; record < used; record += 1) {
-      if (this.field(record, RECORD.STATE) === STATE.FREE) continue;
-      const liveness = this.liveness(record);
-      if (liveness.isHeldByCurrentThread) continue;
-      const ended = takeOver(liveness, 0);
-      if (ended === null) continue;
-      if (ended) this.endedRecord(record, this.field(record, RECORD.GENERATION));
-      liveness.unlock();
+      if (this.field(record, RECORD.STATE) !== STATE.FREE) this.#freeIfEnded(record);
     }
   }
 
