@@ -77,6 +77,15 @@ std::atomic<parking_lot::FairnessForTesting> fairness_override{
 
 std::atomic<void (*)()> grant_step_hook{nullptr};
 
+// Whether a blocking waiter of `thread` is queued in `bucket` (its lock held).
+bool thread_blocked_in(const Bucket& bucket, ThreadId thread) {
+  for (const Waiter* w = ParkingLotAccess::head(bucket); w != nullptr;
+       w = ParkingLotAccess::next(*w)) {
+    if (w->blocking() && w->thread() == thread) return true;
+  }
+  return false;
+}
+
 // Restarts `bucket`'s fairness timer (its lock held), at a random point within
 // kFairnessInterval from `now`, so that buckets do not fall into step.
 void restart_fairness_timer(Bucket& bucket, Clock::time_point now) {
@@ -95,6 +104,11 @@ void restart_fairness_timer(Bucket& bucket, Clock::time_point now) {
 // Whether unparking `chosen` from `key` in `bucket` (whose lock the caller holds) is due to be
 // fair (see UnparkInfo::be_fair); if the timer made it so, the timer restarts.
 bool fair_now(Bucket& bucket, const Waiter& chosen, const void* key) {
+  // An asynchronous waiter whose thread is blocked in a wait queued here could not compete before
+  // that wait ended, which may be a wait for this very lock: woken to compete, it would leave the
+  // lock free with that wait asleep behind it for ever. Handed the lock, it is seen by the blocked
+  // wait's watch (wait_step.h, LockWatch), which gives up. Not a matter of timing: no override.
+  if (!chosen.blocking() && thread_blocked_in(bucket, chosen.thread())) return true;
   switch (fairness_override.load(std::memory_order_relaxed)) {
     case parking_lot::FairnessForTesting::kAlways:
       return true;

@@ -15,9 +15,10 @@
 //         3      draining    1: one writer waits, on a key of its own (drain_key()), for the read
 //                            holds to leave: the upgradable holder (with the upgradable bit),
 //                            which waits to be the only reader, or else the writer that reached
-//                            the head of the queue (in a region: any writer refused beside
-//                            readers), which waits for none; no reader joins meanwhile, and
-//                            nobody else takes the lock
+//                            the head of the queue, or that found readers alone holding it and
+//                            nobody queued (in a region: any writer refused beside readers),
+//                            which waits for none; no reader joins meanwhile, and nobody else
+//                            takes the lock
 //         4..30  readers     how many read holds are outstanding, 0 to kMaxReaders
 //         31     -           always 0
 //   [1]   0..31  owner       the ThreadId of the writer, or of the upgradable holder, while it
@@ -26,8 +27,8 @@
 //
 // Values never written, reported as corrupt: a negative state; the writer bit together with a
 // reader count, the upgradable bit or the draining bit; the upgradable bit without a reader; and
-// "parked" alone (a free lock with waiters: the release that frees a lock always grants it to the
-// oldest waiter in the same step, or in memory other processes share, clears the bit).
+// "parked" alone (a free lock with waiters: the release that frees a lock grants it to the oldest
+// waiter in the same step or clears the bit, and wakes a waiter that sets it again).
 //
 // The protocol (who writes what, the drain, owner death) is described in rwlock.cpp; in memory
 // other processes share (shared_region.h) waiters compete instead of being granted the lock, as
@@ -77,15 +78,17 @@ class RwLockWords : public Int32Words<2> {
   }
 
   // Tokens a waiter receives: the lock was handed to it in the requested mode; a writer became
-  // the draining writer; (the draining writer) the readers it waits for have left; or, in memory
-  // other processes share, the word changed: look at it again and compete.
+  // the draining writer; (the draining writer) the readers it waits for have left; in memory
+  // other processes share, the word changed: look at it again and compete; or (a writer, outside
+  // a region) the lock was freed, compete for it (rwlock.cpp, "Barging").
   enum Wake : WakeToken {
     kGrantedShared = 3 * kTokenSpaceSize,
     kGrantedExclusive,
     kGrantedUpgradable,
     kReadersLeft,
     kGrantedDrain,
-    kLookAgain
+    kLookAgain,
+    kCompete
   };
 
   // kOwnerDied: acquired (in the requested mode), and the previous writer had ended holding the
@@ -265,6 +268,12 @@ class RwLockWords : public Int32Words<2> {
   const void* drain_key() const noexcept { return words_ + kOwnerIndex; }
   const void* drain_wait_key() const noexcept;
 
+  // A writer `self` refused beside readers alone, while nobody is queued, becomes the draining
+  // writer at once (true; go on with drain_or_enqueue()), so that readers arriving from now on
+  // wait for it. False in a region (begin_drain_in_region()), and wherever the lock is not held by
+  // readers alone or waiters are queued (their order is the queue's).
+  bool begin_drain(ThreadId self) noexcept;
+
   // --- Across processes (rwlock_across_processes.cpp) ---
 
   // Whether the words lie in a region other processes map (cross_process.h).
@@ -296,7 +305,8 @@ class RwLockWords : public Int32Words<2> {
 
   // A waiter that received `token` but no longer wants the lock (timed out, cancelled, its thread
   // is gone) releases what it was granted, which hands the lock on to the next waiters; a write
-  // grant that carries an ended owner goes back to that owner and is recovered again.
+  // grant that carries an ended owner goes back to that owner and is recovered again; a wake-up
+  // to compete is passed on (pass_on_competition()).
   void abandon_wake(ThreadId self, WakeToken token) noexcept;
 
   // --- Owner death ---
@@ -441,6 +451,10 @@ class RwLockWords : public Int32Words<2> {
   // bucket lock.
   bool with_release_grant(std::int32_t released, ThreadId ended,
                           FunctionRef<void(const parking_lot::Grant&)> run) noexcept;
+  // A writer `self` woken to compete (kCompete) that gives the wake-up up: the waiters behind it
+  // sleep on a word that no longer says they wait, so it takes the lock with the parked bit and
+  // releases it through the grant step, or marks the lock for its holder's release to serve.
+  void pass_on_competition(ThreadId self) noexcept;
   // The draining writer `self` takes the write lock if the readers it waits for have left.
   Attempt take_drained(ThreadId self) noexcept;
 

@@ -1,6 +1,8 @@
-// The RWLock's draining writer (rwlock.cpp, "The drain"): the upgrader, or the writer granted the
-// drain, waiting on a key of its own for the read holds to leave.
+// The RWLock's draining writer (rwlock.cpp, "The drain"): the upgrader, the writer granted the
+// drain, or a writer that found readers alone (begin_drain()), waiting on a key of its own for the
+// read holds to leave.
 #include "rwlock.h"
+#include "spin.h"
 
 namespace parklock {
 
@@ -33,10 +35,32 @@ Attempt RwLockWords::take_drained(ThreadId self) noexcept {
   return Attempt::kAcquired;
 }
 
+bool RwLockWords::begin_drain(ThreadId /*self*/) noexcept {
+  if (in_region()) return false;
+  std::int32_t seen = state().load(std::memory_order_relaxed);
+  // Readers alone, nobody queued: no upgradable hold (its holder may drain them itself), no
+  // writer, no drain, and no parked bit, without which no grant is under way either. Set outside
+  // the bucket lock, as the upgrader sets it while nobody is parked. The owner word stays 0:
+  // outside a region a drain is not named.
+  while (!is_corrupt(seen) && readers_of(seen) != 0 &&
+         (seen & (kWriter | kParked | kUpgradable | kDraining)) == 0) {
+    if (state().compare_exchange_weak(seen, seen | kDraining, std::memory_order_acquire,
+                                      std::memory_order_relaxed)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Outcome RwLockWords::drain_or_enqueue(ThreadId self, Waiter& waiter, Deadline deadline) {
   const auto must_wait = [this] { return must_wait_for_readers(); };
   // In a region the drain waits on the lock's queue, whose wake-ups reach it from any process.
   const WaitSite* site = in_region() ? &kWaitSite : &kDrainSite;
+  // The readers it waits for can only leave, and reads are often short: a blocking drain pauses a
+  // little before it parks, but never yields, which on a busy machine can cost a time slice.
+  // In a region the drain is woken with every waiter of the lock, as before any pause.
+  const int spin_limit = waiter.blocking() && !in_region() ? spin_policy().pause_rounds : 0;
+  int spins = 0;
   for (;;) {
     switch (take_drained(self)) {
       case Attempt::kAcquired:
@@ -47,6 +71,10 @@ Outcome RwLockWords::drain_or_enqueue(ThreadId self, Waiter& waiter, Deadline de
         continue;
       case Attempt::kContended:
         break;
+    }
+    if (spins < spin_limit) {
+      spin_pause(spins++);
+      continue;
     }
     if (deadline.expired()) {
       end_drain(self);

@@ -47,7 +47,12 @@ Outcome RwLockWords::LockStep::start(Waiter& waiter) {
 }
 
 Outcome RwLockWords::LockStep::lock_or_drain(Waiter& waiter, bool woken) {
-  if (mode_ == Mode::kExclusive && lock_.begin_drain_in_region(self_)) {
+  // Only a blocking writer drains before it queues: a Promise writer queues at once, which keeps
+  // later readers out as well, and spins never.
+  // A competitor (woken) must leave the lock marked for the waiters behind it, which a drain
+  // begun without a grant would not: it marks the lock and queues, like a reader's arrival.
+  if (mode_ == Mode::kExclusive && (lock_.begin_drain_in_region(self_) ||
+                                    (waiter.blocking() && !woken && lock_.begin_drain(self_)))) {
     draining_ = true;
     return lock_.drain_or_enqueue(self_, waiter, deadline());
   }
@@ -63,7 +68,9 @@ Outcome RwLockWords::LockStep::lock_or_drain(Waiter& waiter, bool woken) {
 // again" (rwlock_across_processes.cpp): the waiter competes, or the draining writer looks at the
 // readers.
 Outcome RwLockWords::LockStep::resume(Waiter& waiter, WakeToken token) {
-  if (token == kLookAgain && !draining_) return lock_or_drain(waiter, /*woken=*/true);
+  if ((token == kLookAgain || token == kCompete) && !draining_) {
+    return lock_or_drain(waiter, /*woken=*/true);
+  }
   if (is_drain_wake(token) || token == kLookAgain) {
     draining_ = true;
     return lock_.drain_or_enqueue(self_, waiter, deadline());

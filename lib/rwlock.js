@@ -106,6 +106,9 @@ class RWLock extends Primitive {
   unlock() {
     const words = this.#words;
     const state = Atomics.load(words, STATE_INDEX);
+    // This thread's write hold, waiters or not: the owner word is this thread's own write, or the
+    // grant's, which its wake-up published to it.
+    if ((state & ~PARKED) === WRITER && words[OWNER_INDEX] === this.#me) return this.#releaseWrite(words);
     if (Atomics.load(words, OWNER_INDEX) !== this.#me) {
       if (isCorrupt(state)) throw corrupt('rwlock');
       throw notOwner(notWriterMessage(state));
@@ -120,9 +123,14 @@ class RWLock extends Primitive {
       if ((state & DRAINING) === 0) throw corrupt('rwlock');
       throw notOwner('Cannot unlock an rwlock whose write lock this thread still waits for');
     }
+    this.#releaseWrite(words);
+  }
+
+  #releaseWrite(words) {
     // The owner word first: a writer that takes the lock right after the release below writes
-    // its own id, which must not be overwritten.
-    Atomics.store(words, OWNER_INDEX, 0);
+    // its own id, which must not be overwritten. A plain store: the CAS that frees the state
+    // publishes it (see tryLockNow()).
+    words[OWNER_INDEX] = 0;
     if (Atomics.compareExchange(words, STATE_INDEX, WRITER, 0) === WRITER) return;
     native.rwlockReleaseWriteSlow(handleOf(this));
   }

@@ -242,7 +242,8 @@ describe('a thread blocking on a mutex its own lockAsync waits for', () => {
     const blocked = agent.send('tryLock', { timeout: HANG_LIMIT_MS });
     await withinLimit(blocked.started, 'the worker to block');
     await waitFor(() => queued(mutex) === 2, 'both waits of the worker to queue');
-    await tick(20); // past the fairness bound: the unlock hands the lock to the oldest waiter
+    // No wait past the fairness bound: a Promise wait whose thread is blocked on the same lock is
+    // always handed the lock, never woken to compete (it could not run).
     holder.unlock();
     // The lock went to the worker's Promise wait, which cannot run while the worker is blocked;
     // the blocked call notices and throws instead of waiting forever.

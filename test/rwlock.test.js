@@ -445,29 +445,34 @@ describe('RWLock across workers', () => {
     assertFree(rw);
   });
 
-  it('a writer queued behind readers gets the lock before readers that arrive later', { timeout: 30_000 }, async () => {
+  it('a writer waiting behind readers gets the lock before readers that arrive later', { timeout: 30_000 }, async () => {
     const rw = new RWLock();
     const writer = await startAgent(rw);
     const reader = await startAgent(rw);
     const mine = rw.lockShared();
 
+    // Nobody is queued, so the blocked writer drains the readers: it waits on its own key, and the
+    // draining bit keeps every reader arriving after it out.
     const writerLock = writer.send('lock');
     await withinLimit(writerLock.started, 'writer starting');
-    await waitFor(() => queued(rw) === 1, 'the writer to park');
-    assert.deepEqual(words(rw), [ONE_READER | PARKED, 0]);
+    await waitFor(() => draining(rw) === 1, 'the writer to park as the draining writer');
+    assert.deepEqual(words(rw), [ONE_READER | DRAINING, 0]);
+    assert.equal(queued(rw), 0);
     assert.equal(rw.tryLockShared(), false, 'a newcomer reader does not pass the writer');
 
     const readerLock = reader.send('lockShared');
     await withinLimit(readerLock.started, 'late reader starting');
-    await waitFor(() => queued(rw) === 2, 'the late reader to park');
+    await waitFor(() => queued(rw) === 1, 'the late reader to park');
+    assert.deepEqual(words(rw), [ONE_READER | DRAINING | PARKED, 0]);
     const lateMine = rw.lockSharedAsync();
-    assert.equal(queued(rw), 3);
+    assert.equal(queued(rw), 2);
 
     mine.unlock(); // the last reader: the lock goes to the writer alone
-    assert.equal(await withinLimit(writerLock.reply, 'queued writer'), true);
+    assert.equal(await withinLimit(writerLock.reply, 'draining writer'), true);
     assert.deepEqual(words(rw), [WRITER | PARKED, writer.threadId]);
     assert.equal(await isSettled(lateMine), false);
     assert.equal(queued(rw), 2);
+    assert.equal(draining(rw), 0);
 
     await writer.call('unlock'); // both late readers together
     assert.equal(await withinLimit(readerLock.reply, 'late reader'), true);
@@ -519,7 +524,10 @@ describe('RWLock across workers', () => {
       const before = words(rw);
       const { started, reply } = agent.send(blocked);
       await withinLimit(started, 'worker starting');
-      await waitFor(() => queued(rw) === 1, 'the worker to park');
+      // A writer beside readers alone waits as the draining writer, on its own key.
+      const parkedOn = held === 'read' ? draining : queued;
+      await waitFor(() => parkedOn(rw) === 1, 'the worker to park');
+      assert.deepEqual(words(rw), held === 'read' ? [ONE_READER | DRAINING, 0] : [WRITER | PARKED, threadId]);
 
       const start = performance.now();
       await withinLimit(agent.terminate(), 'terminate()');
@@ -527,7 +535,8 @@ describe('RWLock across workers', () => {
       assert.ok(elapsed < 2000, `terminate() took ${elapsed} ms`);
       await assert.rejects(reply, /exited/);
       assert.equal(queued(rw), 0, 'the waiter left the parking lot');
-      assert.deepEqual(words(rw), before, 'held as before, parked bit cleared');
+      assert.equal(draining(rw), 0);
+      assert.deepEqual(words(rw), before, 'held as before, parked and draining bits cleared');
       holder.unlock();
       assertFree(rw);
 
@@ -787,6 +796,25 @@ describe('RWLock upgradable read lock', () => {
     assert.deepEqual(words(rw), [2 * ONE_READER, 0]);
     rw.unlockShared();
     await reader.call('unlockShared');
+    assertFree(rw);
+  });
+
+  it('a blocking writer draining readers that times out lets in the readers it kept out', { timeout: 30_000 }, async () => {
+    const rw = new RWLock();
+    const writer = await startAgent(rw);
+    const first = rw.lockShared();
+    const writerLock = writer.send('tryLock', { timeout: 1000 });
+    await withinLimit(writerLock.started, 'writer starting');
+    await waitFor(() => draining(rw) === 1, 'the writer to drain');
+    const later = rw.lockSharedAsync();
+    assert.equal(queued(rw), 1, 'a reader arriving after the writer waits');
+    assert.deepEqual(words(rw), [ONE_READER | DRAINING | PARKED, 0]);
+    assert.equal(await withinLimit(writerLock.reply, 'tryLock(timeout)'), false);
+    const second = await withinLimit(later, 'reader behind the writer that gave up');
+    assert.deepEqual(words(rw), [2 * ONE_READER, 0]);
+    assert.equal(draining(rw), 0);
+    first.unlock();
+    second.unlock();
     assertFree(rw);
   });
 

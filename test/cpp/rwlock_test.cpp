@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <initializer_list>
 #include <mutex>
 #include <shared_mutex>
 #include <system_error>
@@ -25,6 +26,8 @@ namespace parklock {
 namespace {
 
 using namespace std::chrono_literals;
+using parking_lot::FairnessForTesting;
+using testing::FairnessOverride;
 using testing::kHangGuardMs;
 using testing::ThreadGroup;
 using testing::WaitUntil;
@@ -127,6 +130,19 @@ class RwLockWordsTest : public ::testing::Test {
       }
     });
     ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
+  }
+  // Queues `waiters` behind this thread's write hold, the first a writer, and releases it outside
+  // a fair turn (the caller pins kNever): the writer is woken to compete, the others sleep on.
+  void ReleaseToACompetitor(std::initializer_list<GrantWaiter*> waiters) {
+    ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
+    for (GrantWaiter* waiter : waiters) {
+      ASSERT_EQ(lock_.lock_or_enqueue(waiter->thread(), *waiter), Outcome::kPending);
+    }
+    ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+    ASSERT_TRUE((*waiters.begin())->WaitForWakes(1));
+    EXPECT_EQ((*waiters.begin())->tokens(), std::vector<WakeToken>{RwLockWords::kCompete});
+    EXPECT_EQ(state(), 0) << "free, and without the parked bit, although others still wait";
+    EXPECT_EQ(queued(), waiters.size() - 1);
   }
   // Releases this thread's upgradable read hold while waiters are parked; during the release's
   // grant step, another reader's hold leaves on the fast path.
@@ -250,7 +266,7 @@ TEST_F(RwLockWordsTest, AReaderAcquiresWhileAnotherReaderHolds) {
   ExpectClean();
 }
 
-TEST_F(RwLockWordsTest, AQueuedWriterIsServedBeforeReadersThatArriveLater) {
+TEST_F(RwLockWordsTest, AWriterWaitingBehindReadersIsServedBeforeReadersThatArriveLater) {
   ASSERT_TRUE(lock_.try_lock_shared());
   std::mutex order_lock;
   std::vector<char> order;
@@ -265,16 +281,19 @@ TEST_F(RwLockWordsTest, AQueuedWriterIsServedBeforeReadersThatArriveLater) {
     record('W');
     EXPECT_EQ(lock_.unlock(me), UnlockStatus::kUnlocked);
   });
-  ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
-  EXPECT_EQ(state(), Readers(1) | kP);
-  EXPECT_FALSE(lock_.try_lock_shared()) << "a newcomer reader must not pass the queued writer";
+  // Nobody queued: the writer drains the readers at once, on its own key.
+  ASSERT_TRUE(WaitUntil([&] { return draining() == 1; }));
+  EXPECT_EQ(state(), Readers(1) | kG);
+  EXPECT_EQ(queued(), 0u);
+  EXPECT_FALSE(lock_.try_lock_shared()) << "a newcomer reader must not pass the waiting writer";
 
   threads.Start([&] {
     ASSERT_EQ(lock_.lock_shared(current_thread_id(), HangGuard()), LockStatus::kAcquired);
     record('R');
     EXPECT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
   });
-  ASSERT_TRUE(WaitUntil([&] { return queued() == 2; }));
+  ASSERT_TRUE(WaitUntil([&] { return queued() == 1; }));
+  EXPECT_EQ(state(), Readers(1) | kG | kP);
 
   ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
   threads.JoinOrAbort();
@@ -309,6 +328,46 @@ TEST(RwLockTest, AStreamOfOverlappingReadersCannotStarveAWriter) {
   EXPECT_EQ(writer_rounds.load(), kWriterRounds);
 }
 
+TEST(RwLockTest, AWriterBesideReadersThatReEnterAtOnceGetsAShareOfTheLock) {
+  // Four readers each hold the lock about 2 us and take it again at once, so on a machine with
+  // fewer cores than threads some reader nearly always holds it. A writer that waits without
+  // keeping later readers out waits as long as they keep coming: it used to write a few dozen
+  // times a second against tens of thousands of reads per reader. A writer whose arrival stops new
+  // readers waits only for the reads under way, so its writes are counted against the reads.
+  constexpr int kReaders = 4;
+  RwLock lock;
+  std::atomic<bool> go{false};
+  std::atomic<bool> done{false};
+  std::atomic<long> reads{0};
+  long writes = 0;
+  ThreadGroup threads;
+  for (int t = 0; t < kReaders; ++t) {
+    threads.Start([&] {
+      while (!go.load()) std::this_thread::yield();
+      while (!done.load()) {
+        std::shared_lock<RwLock> guard(lock);
+        const auto until = std::chrono::steady_clock::now() + 2us;
+        while (std::chrono::steady_clock::now() < until) {
+        }
+        reads.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  threads.Start([&] {
+    while (!go.load()) std::this_thread::yield();
+    while (!done.load()) {
+      std::unique_lock<RwLock> guard(lock);
+      ++writes;
+    }
+  });
+  go = true;
+  std::this_thread::sleep_for(500ms);
+  done = true;
+  threads.JoinOrAbort();
+  EXPECT_GE(writes * 10, reads.load() / kReaders)
+      << writes << " writes against " << reads.load() << " reads by " << kReaders << " readers";
+}
+
 TEST_F(RwLockWordsTest, DowngradeWithoutWaitersLeavesOneReadHold) {
   ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
   ASSERT_EQ(lock_.downgrade(self_), UnlockStatus::kUnlocked);
@@ -322,6 +381,7 @@ TEST_F(RwLockWordsTest, DowngradeWithoutWaitersLeavesOneReadHold) {
 }
 
 TEST_F(RwLockWordsTest, DowngradeGrantsTheReadersAtTheHeadAndKeepsTheWriterWaiting) {
+  const FairnessOverride fair(FairnessForTesting::kAlways);  // every release hands on
   ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
   GrantWaiter r1 = GrantWaiter::Shared(kAsyncA);
   GrantWaiter r2 = GrantWaiter::Shared(kAsyncB);
@@ -346,6 +406,7 @@ TEST_F(RwLockWordsTest, DowngradeGrantsTheReadersAtTheHeadAndKeepsTheWriterWaiti
 }
 
 TEST_F(RwLockWordsTest, AReleaseGrantsTheReadersAtTheHeadUpToTheFirstWriter) {
+  const FairnessOverride fair(FairnessForTesting::kAlways);  // every release hands on
   ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
   GrantWaiter r1 = GrantWaiter::Shared(kAsyncA);
   GrantWaiter r2 = GrantWaiter::Shared(kAsyncB);
@@ -533,7 +594,100 @@ TEST_F(RwLockWordsTest, ReadersBehindAWriterThatGivesUpJoinTheReadersHoldingTheL
   ExpectClean();
 }
 
+TEST_F(RwLockWordsTest, AReleaseOutsideAFairTurnWakesTheWriterToCompeteAndARunningThreadMayTakeIt) {
+  const FairnessOverride barging(FairnessForTesting::kNever);
+  GrantWaiter w1 = GrantWaiter::Exclusive(kAsyncA);
+  GrantWaiter r2 = GrantWaiter::Shared(kAsyncB);
+  ReleaseToACompetitor({&w1, &r2});
+  EXPECT_EQ(owner(), 0);
+
+  // This thread barges in; the competitor then finds the lock taken and marks it for r2 and
+  // itself.
+  ASSERT_TRUE(lock_.try_lock(self_));
+  EXPECT_EQ(state(), kW);
+  ASSERT_EQ(lock_.lock_or_enqueue(w1.thread(), w1, nullptr, Deadline::never(), /*woken=*/true),
+            Outcome::kPending);
+  EXPECT_EQ(state(), kW | kP);
+  EXPECT_EQ(queued(), 2u);
+
+  // Now the reader heads the queue, and readers are always granted.
+  ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+  ASSERT_TRUE(r2.WaitForWakes(1));
+  EXPECT_EQ(r2.tokens(), std::vector<WakeToken>{RwLockWords::kGrantedShared});
+  EXPECT_EQ(state(), Readers(1) | kP);
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ASSERT_TRUE(w1.WaitForWakes(2));
+  EXPECT_EQ(w1.tokens()[1], RwLockWords::kCompete);
+  EXPECT_EQ(queued(), 0u);
+  // The competitor takes the free lock with the bit, since others may have queued meanwhile.
+  ASSERT_EQ(lock_.lock_or_enqueue(w1.thread(), w1, nullptr, Deadline::never(), /*woken=*/true),
+            Outcome::kAcquired);
+  EXPECT_EQ(state(), kW | kP);
+  ASSERT_EQ(lock_.unlock(kAsyncA), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, ADepartureWhileACompetitorIsOnItsWayLeavesTheWordToNewcomers) {
+  // Once a release has freed the lock for a competitor, the parked bit is clear and a newcomer may
+  // take the lock at any instant, also in the middle of a grant step. A waiter leaving then must
+  // grant nothing: granting the reader behind it on the word it first read would have added a
+  // reader to the newcomer's write hold.
+  const FairnessOverride barging(FairnessForTesting::kNever);
+  GrantWaiter w1 = GrantWaiter::Exclusive(kAsyncA);
+  GrantWaiter r2 = GrantWaiter::Shared(kAsyncB);
+  GrantWaiter r3 = GrantWaiter::Shared(kAsyncC);
+  ReleaseToACompetitor({&w1, &r2, &r3});
+  bool barged = false;
+  {
+    const testing::OnceInNextGrantStep newcomer([&] { barged = lock_.try_lock(self_); });
+    ASSERT_TRUE(lock_.cancel(r2));
+  }
+  EXPECT_TRUE(barged);
+  EXPECT_EQ(state(), kW) << "the newcomer's write hold, untouched";
+  EXPECT_TRUE(r3.tokens().empty());
+  EXPECT_EQ(queued(), 1u);
+
+  // The competitor gives its wake-up up: it marks the held lock, whose release serves r3.
+  lock_.abandon_wake(kAsyncA, RwLockWords::kCompete);
+  EXPECT_EQ(state(), kW | kP);
+  ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+  ASSERT_TRUE(r3.WaitForWakes(1));
+  EXPECT_EQ(state(), Readers(1));
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, ACompetitorThatGivesUpAFreeLockServesTheNextWaiter) {
+  const FairnessOverride barging(FairnessForTesting::kNever);
+  GrantWaiter w1 = GrantWaiter::Exclusive(kAsyncA);
+  GrantWaiter r2 = GrantWaiter::Shared(kAsyncB);
+  ReleaseToACompetitor({&w1, &r2});
+  // Its Promise was cancelled, or its thread stopped, as the wake-up arrived.
+  lock_.abandon_wake(kAsyncA, RwLockWords::kCompete);
+  ASSERT_TRUE(r2.WaitForWakes(1));
+  EXPECT_EQ(r2.tokens(), std::vector<WakeToken>{RwLockWords::kGrantedShared});
+  EXPECT_EQ(state(), Readers(1));
+  ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, AFairTurnHandsTheLockToTheWriterAtTheHead) {
+  const FairnessOverride fair(FairnessForTesting::kAlways);
+  ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
+  GrantWaiter w1 = GrantWaiter::Exclusive(kAsyncA);
+  ASSERT_EQ(lock_.lock_or_enqueue(w1.thread(), w1), Outcome::kPending);
+  ASSERT_EQ(lock_.unlock(self_), UnlockStatus::kUnlocked);
+  ASSERT_TRUE(w1.WaitForWakes(1));
+  EXPECT_EQ(w1.tokens(), std::vector<WakeToken>{RwLockWords::kGrantedExclusive});
+  EXPECT_EQ(state(), kW);
+  EXPECT_EQ(owner(), kAsyncA);
+  EXPECT_FALSE(lock_.try_lock(self_));
+  ASSERT_EQ(lock_.unlock(kAsyncA), UnlockStatus::kUnlocked);
+  ExpectClean();
+}
+
 TEST_F(RwLockWordsTest, AbandonedGrantsAreHandedOn) {
+  const FairnessOverride fair(FairnessForTesting::kAlways);  // every release hands on
   ASSERT_EQ(lock_.lock(self_), LockStatus::kAcquired);
   GrantWaiter w1 = GrantWaiter::Exclusive(kAsyncA);
   GrantWaiter r2 = GrantWaiter::Shared(kAsyncB);
@@ -712,6 +866,40 @@ TEST_F(RwLockWordsTest, ADrainingWriterThatGivesUpLetsInTheReadersItKeptOut) {
   EXPECT_EQ(queued(), 0u);
   for (int i = 0; i < 2; ++i) ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
   ExpectClean();
+}
+
+TEST_F(RwLockWordsTest, AWriterDrainingReadersItFoundThatGivesUpLetsInTheReadersItKeptOut) {
+  // The writer found readers alone and nobody queued, so it drains them without a grant; when it
+  // gives up (its deadline, or its thread is stopped) the draining bit must go, and the reader
+  // that queued behind it must join the read hold in the same step.
+  for (const bool interrupted : {false, true}) {
+    SCOPED_TRACE(interrupted);
+    ASSERT_TRUE(lock_.try_lock_shared());
+    std::atomic<bool> stop{false};
+    const auto stop_requested = [&] { return stop.load(); };
+    const Interrupt interrupt{std::chrono::milliseconds(1), stop_requested};
+    LockStatus writer = LockStatus::kCorrupt;
+    ThreadGroup threads;
+    threads.Start([&] {
+      const Deadline deadline = interrupted ? Deadline::never() : Deadline::after_ms(500);
+      writer =
+          with_interrupt(&interrupt, [&] { return lock_.lock(current_thread_id(), deadline); });
+    });
+    ASSERT_TRUE(WaitUntil([&] { return draining() == 1; }));
+    GrantWaiter reader = GrantWaiter::Shared(kAsyncA);
+    ASSERT_EQ(lock_.lock_or_enqueue(reader.thread(), reader), Outcome::kPending);
+    EXPECT_EQ(state(), Readers(1) | kG | kP);
+    stop = interrupted;
+
+    threads.JoinOrAbort(testing::kWaitLimit);
+    EXPECT_EQ(writer, interrupted ? LockStatus::kInterrupted : LockStatus::kTimedOut);
+    ASSERT_TRUE(reader.WaitForWakes(1));
+    EXPECT_EQ(reader.tokens(), std::vector<WakeToken>{RwLockWords::kGrantedShared});
+    EXPECT_EQ(state(), Readers(2));
+    EXPECT_EQ(draining(), 0u);
+    for (int i = 0; i < 2; ++i) ASSERT_EQ(lock_.unlock_shared(), UnlockStatus::kUnlocked);
+    ExpectClean();
+  }
 }
 
 TEST_F(RwLockWordsTest, OneDrainServesAPromiseWriterWhichACancelEnds) {
@@ -1090,6 +1278,8 @@ TEST_F(RwLockWordsTest, AnAbandonedGrantThatCarriesAnEndedWriterKeepsTheReport) 
 }
 
 TEST_F(RwLockWordsTest, ABlockedLockWhoseOwnAsyncWaitIsGrantedTheWriteLockReportsADeadlock) {
+  // A fair turn hands the write lock to the Promise wait, which the blocked wait cannot release.
+  const FairnessOverride fair(FairnessForTesting::kAlways);
   // With an interrupt (what the binding always gives), the blocked wait watches the owner word.
   const auto never = [] { return false; };
   const Interrupt interrupt{std::chrono::milliseconds(1), never};
