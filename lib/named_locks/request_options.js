@@ -1,0 +1,54 @@
+'use strict';
+// The arguments every lock manager takes (`locks`, `new LockManager(path)` and the PostgreSQL
+// one): a name, and the options of request(), lock() and tryLock(), checked in the order the
+// Web Locks specification checks them, so that each manager refuses the same input the same way.
+const { invalidArgType } = require('../errors');
+const { readProperty } = require('../property');
+const { validateTimeout } = require('../validate');
+const { validateSignal } = require('../signals');
+const { MAX_NAME_UNITS } = require('./table_layout');
+const { notSupported, nameTooLong } = require('./named_lock_errors');
+
+function validateName(name) {
+  // WebIDL's DOMString: any value becomes its string (a Symbol throws a TypeError).
+  const text = typeof name === 'string' ? name : `${name}`;
+  if (text.startsWith('-')) throw notSupported('Lock names starting with "-" are reserved');
+  if (text.length > MAX_NAME_UNITS) throw nameTooLong(text);
+  return text;
+}
+
+function validateMode(mode, name) {
+  if (mode === undefined) return 'exclusive';
+  if (mode !== 'exclusive' && mode !== 'shared') {
+    throw invalidArgType(name, '"exclusive" or "shared"', mode);
+  }
+  return mode;
+}
+
+// The options of request(), lock() and tryLock(), checked as the specification orders it.
+function validateOptions(options, allowed) {
+  if (options === undefined || options === null) return { mode: 'exclusive', ifAvailable: false, steal: false, signal: undefined, timeout: Infinity };
+  if (typeof options !== 'object') throw invalidArgType('options', 'an object', options);
+  const read = (key) => (allowed.includes(key) ? readProperty(options, key, 'options') : undefined);
+  const mode = validateMode(read('mode'), 'options.mode');
+  const ifAvailable = Boolean(read('ifAvailable'));
+  const steal = Boolean(read('steal'));
+  const signal = validateSignal(read('signal'));
+  const timeoutValue = read('timeout');
+  const timeout = timeoutValue === undefined ? Infinity : validateTimeout(timeoutValue, 'options.timeout');
+  if (steal && ifAvailable) throw notSupported('The "steal" and "ifAvailable" options cannot be used together');
+  if (steal && mode !== 'exclusive') throw notSupported('The "steal" option may only be used with "exclusive" locks');
+  if (signal !== undefined && (steal || ifAvailable)) {
+    throw notSupported('The "signal" option cannot be used with "steal" or "ifAvailable"');
+  }
+  if (timeout !== Infinity && (steal || ifAvailable)) {
+    throw notSupported('The "timeout" option cannot be used with "steal" or "ifAvailable"');
+  }
+  return { mode, ifAvailable, steal, signal, timeout };
+}
+
+const REQUEST_OPTIONS = ['mode', 'ifAvailable', 'steal', 'signal', 'timeout'];
+const LOCK_OPTIONS = ['mode', 'timeout'];
+const TRY_LOCK_OPTIONS = ['mode'];
+
+module.exports = { validateName, validateOptions, REQUEST_OPTIONS, LOCK_OPTIONS, TRY_LOCK_OPTIONS };
