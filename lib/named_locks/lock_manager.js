@@ -10,11 +10,11 @@ const { rejectingMethods } = require('../promise_form');
 const { defineDisposal } = require('../guard');
 const { MODE, RECORD, STATE } = require('./table_layout');
 const { validateInteger } = require('../validate');
-const { validateName, validateOptions, REQUEST_OPTIONS, LOCK_OPTIONS, TRY_LOCK_OPTIONS } = require('./request_options');
+const { validateName, validateOptions, validateRequest, LOCK_OPTIONS, TRY_LOCK_OPTIONS } = require('./request_options');
 const { waitForGrant, waitForGrantBlocking } = require('./lock_waits');
 const { openFileTable } = require('./file_table');
 const { openProcessTable } = require('./process_table');
-const { stolenError, tableFull, selfDeadlock, badCallback } = require('./named_lock_errors');
+const { stolenError, tableFull, selfDeadlock } = require('./named_lock_errors');
 
 const MODES = { exclusive: MODE.EXCLUSIVE, shared: MODE.SHARED };
 
@@ -246,13 +246,9 @@ class LockManager {
 
   // The Web Locks request(): request(name, callback) or request(name, options, callback).
   request(name, options, callback) {
-    if (callback === undefined) {
-      callback = options;
-      options = undefined;
-    }
-    name = validateName(name);
-    if (typeof callback !== 'function') throw badCallback(callback);
-    const { mode, ifAvailable, steal, signal, timeout } = validateOptions(options, REQUEST_OPTIONS);
+    const request = validateRequest(name, options, callback);
+    const { mode, ifAvailable, steal, signal, timeout } = request;
+    ({ name, callback } = request);
     if (isAborted(signal)) return Promise.reject(reasonOf(signal));
     const table = tableOf(this);
     const modeValue = MODES[mode];

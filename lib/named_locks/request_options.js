@@ -7,7 +7,7 @@ const { readProperty } = require('../property');
 const { validateTimeout } = require('../validate');
 const { validateSignal } = require('../signals');
 const { MAX_NAME_UNITS } = require('./table_layout');
-const { notSupported, nameTooLong } = require('./named_lock_errors');
+const { notSupported, nameTooLong, badCallback } = require('./named_lock_errors');
 
 function validateName(name) {
   // WebIDL's DOMString: any value becomes its string (a Symbol throws a TypeError).
@@ -51,4 +51,16 @@ const REQUEST_OPTIONS = ['mode', 'ifAvailable', 'steal', 'signal', 'timeout'];
 const LOCK_OPTIONS = ['mode', 'timeout'];
 const TRY_LOCK_OPTIONS = ['mode'];
 
-module.exports = { validateName, validateOptions, REQUEST_OPTIONS, LOCK_OPTIONS, TRY_LOCK_OPTIONS };
+// The arguments of request(name, callback) or request(name, options, callback), checked:
+// { name, callback, mode, ifAvailable, steal, signal, timeout }.
+function validateRequest(name, options, callback) {
+  if (callback === undefined) {
+    callback = options;
+    options = undefined;
+  }
+  const text = validateName(name);
+  if (typeof callback !== 'function') throw badCallback(callback);
+  return { name: text, callback, ...validateOptions(options, REQUEST_OPTIONS) };
+}
+
+module.exports = { validateName, validateOptions, validateRequest, LOCK_OPTIONS, TRY_LOCK_OPTIONS };
