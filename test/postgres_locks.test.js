@@ -108,7 +108,7 @@ describe('PostgresLockManager', { skip: server.skip ?? server.failure }, () => {
     assert.equal(next.deadOwner.backendPid, held[0].backendPid);
   });
 
-  it('shared holders hold together; an exclusive request waits for all of them and excludes them', async () => {
+  it('shared holders hold together; an exclusive request waits for all of them, excludes them, and goes before later shared ones', async () => {
     const events = [];
     let releaseShared;
     const sharedDone = new Promise((resolve) => (releaseShared = resolve));
@@ -127,16 +127,21 @@ describe('PostgresLockManager', { skip: server.skip ?? server.failure }, () => {
       return lock.token;
     });
     await waitFor(() => false, 'nothing', 300).catch(() => {});
+    // Behind a waiting exclusive request, shared ones wait too: first come, first served.
+    assert.equal(await manager.tryLock('modes', { mode: 'shared' }), null);
+    const later = manager.request('modes', { mode: 'shared' }, () => events.push('later shared in'));
+    await waitFor(() => false, 'nothing', 300).catch(() => {});
     const { held, pending } = await manager.query();
     assert.deepEqual(held.map((entry) => entry.mode), ['shared', 'shared']);
-    assert.deepEqual(pending.map((entry) => [entry.name, entry.mode]), [['modes', 'exclusive']]);
+    assert.deepEqual(pending.map((entry) => [entry.name, entry.mode]).sort(), [['modes', 'exclusive'], ['modes', 'shared']]);
     assert.deepEqual(events.sort(), ['shared 1 in', 'shared 2 in']);
     releaseShared();
     const tokens = await Promise.all(shared);
     const last = await exclusive;
+    await later;
     assert.notEqual(tokens[0], tokens[1]);
     assert.ok(last > Math.max(...tokens));
-    assert.deepEqual(events.slice(-1), ['exclusive in']);
+    assert.deepEqual(events.slice(-2), ['exclusive in', 'later shared in']);
   });
 
   it('abort and timeout while queued take nothing', async () => {

@@ -107,7 +107,7 @@ class PostgresLockManager {
     name = validateName(name);
     const { mode } = validateOptions(options, TRY_LOCK_OPTIONS);
     const ctx = contextOf(this);
-    return acquire(ctx, name, mode, { ifAvailable: true }).then((holding) => {
+    return acquire(ctx, name, mode, { ifAvailable: true, steal: false, signal: undefined, timeout: Infinity }).then((holding) => {
       if (holding === null) return null;
       const guard = new PostgresLockGuard(name, mode, holding.token, holding.deadOwner, async () => {
         const lost = await release(ctx, holding, mode);
