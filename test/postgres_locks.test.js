@@ -34,6 +34,15 @@ async function connectAdmin() {
 
 const rejection = (promise) => promise.then(() => assert.fail('resolved'), (error) => error);
 
+it('parklock loads and works without pg; only making a PostgresLockManager needs it', () => {
+  const program = `const p = require(${JSON.stringify(path.join(__dirname, '..', 'lib'))});
+    p.locks.request('x', () => {});
+    try { new p.PostgresLockManager('postgres://localhost/db'); } catch (error) { console.log(error.code); }`;
+  const result = spawnSync(process.execPath, ['-r', fixture('without_pg.js'), '-e', program], { encoding: 'utf8', timeout: 30_000 });
+  assert.equal(result.status, 0, result.stderr);
+  assert.equal(result.stdout.trim(), 'ERR_PARKLOCK_PG_MISSING');
+});
+
 it('has a PostgreSQL server to test against', { skip: server.skip }, () => {
   assert.equal(server.failure, undefined, server.failure);
 });
