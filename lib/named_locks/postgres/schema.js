@@ -25,10 +25,11 @@ function statementsFor(schema, escapeIdentifier) {
   const holders = `${s}.parklock_holders`;
   // A holder row is alive while its backend holds the name's advisory lock; pg_locks shows the
   // two-key form as classid = key 1, objid = key 2, objsubid = 2.
-  const holds = (pidColumn) => `EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted
+  // $1 is the key space; `id` the name's id.
+  const holds = (pid, id) => `EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted
       AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-      AND l.classid = ($1::bigint & 4294967295)::oid AND l.objid = $2::bigint::oid AND l.objsubid = 2
-      AND l.pid = ${pidColumn})`;
+      AND l.classid = ($1::bigint & 4294967295)::oid AND l.objid = ${id}::bigint::oid AND l.objsubid = 2
+      AND l.pid = ${pid})`;
   return {
     exists: { text: 'SELECT to_regclass($1) IS NOT NULL AS made', values: [`${s}.parklock_holders`] },
     make: [
@@ -65,7 +66,7 @@ function statementsFor(schema, escapeIdentifier) {
     // (the row lock of the UPDATE orders shared holders that are granted together) and records
     // this grant. $1 key space, $2 name id, $3 host, $4 pid, $5 mode.
     grant: `WITH dead AS (
-        DELETE FROM ${holders} h WHERE h.name_id = $2 AND NOT ${holds('h.backend_pid')}
+        DELETE FROM ${holders} h WHERE h.name_id = $2 AND NOT ${holds('h.backend_pid', '$2')}
         RETURNING h.host, h.pid, h.backend_pid, h.token),
       bumped AS (UPDATE ${names} SET token = token + 1 WHERE id = $2 RETURNING token),
       mine AS (INSERT INTO ${holders} (name_id, backend_pid, mode, host, pid, token)
@@ -84,12 +85,12 @@ function statementsFor(schema, escapeIdentifier) {
         SELECT pg_advisory_unlock_shared($1, $2) AS released FROM (SELECT count(*) FROM mine) AS gone`,
     },
     // The backends holding a name, for a steal to end. $1 key space, $2 name id.
-    holdersOf: `SELECT h.grant_id, h.backend_pid FROM ${holders} h WHERE h.name_id = $2 AND ${holds('h.backend_pid')}`,
+    holdersOf: `SELECT h.grant_id, h.backend_pid FROM ${holders} h WHERE h.name_id = $2 AND ${holds('h.backend_pid', '$2')}`,
     forgetStolen: `DELETE FROM ${holders} WHERE grant_id = ANY($1::bigint[])`,
     // query(): rows whose session still holds the name, and the sessions waiting for a name.
     held: `SELECT n.name, h.mode, h.host, h.pid, h.backend_pid, h.token::text AS token
       FROM ${holders} h JOIN ${names} n ON n.id = h.name_id
-      WHERE ${holds('h.backend_pid').replace('$2::bigint', 'h.name_id::bigint')}
+      WHERE ${holds('h.backend_pid', 'h.name_id')}
       ORDER BY h.grant_id`,
     pending: `SELECT n.name, CASE WHEN l.mode = 'ShareLock' THEN 'shared' ELSE 'exclusive' END AS mode, l.pid AS backend_pid
       FROM pg_locks l JOIN ${names} n ON n.id = l.objid::bigint
