@@ -22,6 +22,9 @@ const MODES = { exclusive: MODE.EXCLUSIVE, shared: MODE.SHARED };
 // such a steal changes the record in the table, and nothing wakes this thread for it.
 const STOLEN_POLL_MS = 50;
 
+// Ends a Lock's hold: lock.#settle(), kept off the Lock that users see.
+let settleLock;
+
 // The lock a request's callback receives. `ownerDied`: the name's holder before this one ended
 // (its thread or process) while holding it; `deadOwner` then says whose it was. `signal` aborts
 // once the name is stolen from this holder; its AbortController is made only when it is read, so
@@ -31,28 +34,35 @@ class Lock {
   #mode;
   #deadOwner;
   #controller;
-  #stolenNow;
+  #table;
+  #record;
 
-  // `stolenNow()`: whether a steal took the name from this holder; undefined where nothing can.
-  constructor(name, mode, deadOwner, stolenNow) {
+  // `record` of `table`: the request that holds the name, whose state says whether a steal took it;
+  // the table is forgotten once the hold ends.
+  constructor(name, mode, deadOwner, table, record) {
     this.#name = name;
     this.#mode = mode;
     this.#deadOwner = deadOwner;
-    this.#stolenNow = stolenNow;
+    this.#table = table;
+    this.#record = record;
   }
 
   get signal() {
     if (this.#controller === undefined) {
       this.#controller = new AbortController();
-      if (this.#stolenNow !== undefined) this.#watchForSteal();
+      if (this.#table !== undefined) this.#watchForSteal();
     }
     return this.#controller.signal;
   }
 
+  static {
+    settleLock = (lock, stolen) => lock.#settle(stolen);
+  }
+
   // Called when the name is found stolen, or (undefined) when the hold ends: the signal aborts in
   // the first case only, and stops being watched in both.
-  settle(stolen) {
-    this.#stolenNow = undefined;
+  #settle(stolen) {
+    this.#table = undefined;
     if (stolen !== undefined && this.#controller !== undefined && !this.#controller.signal.aborted) {
       this.#controller.abort(stolen);
     }
@@ -60,8 +70,8 @@ class Lock {
 
   #watchForSteal() {
     const timer = setInterval(() => {
-      if (this.#stolenNow === undefined) clearInterval(timer);
-      else if (this.#stolenNow()) this.settle(stolenError(this.#name));
+      if (this.#table === undefined) clearInterval(timer);
+      else if (this.#table.field(this.#record, RECORD.STATE) === STATE.STOLEN) this.#settle(stolenError(this.#name));
     }, STOLEN_POLL_MS);
     timer.unref();
   }
@@ -90,8 +100,8 @@ class Lock {
 class NamedLockGuard extends Lock {
   #release;
 
-  constructor(name, mode, deadOwner, release, stolenNow) {
-    super(name, mode, deadOwner, stolenNow);
+  constructor(name, mode, deadOwner, release, table, record) {
+    super(name, mode, deadOwner, table, record);
     this.#release = release;
   }
 
@@ -102,10 +112,10 @@ class NamedLockGuard extends Lock {
     try {
       release();
     } catch (stolen) {
-      this.settle(stolen);
+      settleLock(this, stolen);
       throw stolen;
     }
-    this.settle(undefined);
+    settleLock(this, undefined);
   }
 
   get released() {
@@ -171,8 +181,7 @@ function close(table, record) {
 // pending, else when the callback settles. A callback that returns at once costs no Promise of
 // its own, which the uncontended request() is measured by.
 async function runHolding(table, record, name, modeName, callback) {
-  const stolenNow = () => table.field(record, RECORD.STATE) === STATE.STOLEN;
-  const lock = new Lock(name, modeName, deadOwnerOf(table, record), stolenNow);
+  const lock = new Lock(name, modeName, deadOwnerOf(table, record), table, record);
   await undefined;
   try {
     const result = callback(lock);
@@ -180,7 +189,7 @@ async function runHolding(table, record, name, modeName, callback) {
   } finally {
     table.stolenHere[record] = undefined;
     const stolen = close(table, record) ? stolenError(name) : undefined;
-    lock.settle(stolen);
+    settleLock(lock, stolen);
     if (stolen !== undefined) throw stolen; // eslint-disable-line no-unsafe-finally
   }
 }
@@ -189,7 +198,7 @@ function settledOrStolen(table, record, lock, result) {
   return new Promise((resolve, reject) => {
     table.stolenHere[record] = () => {
       const stolen = stolenError(lock.name);
-      lock.settle(stolen);
+      settleLock(lock, stolen);
       reject(stolen);
     };
     Promise.resolve(result).then(resolve, reject);
@@ -248,7 +257,8 @@ class LockManager {
   request(name, options, callback) {
     const request = validateRequest(name, options, callback);
     const { mode, ifAvailable, steal, signal, timeout } = request;
-    ({ name, callback } = request);
+    name = request.name;
+    callback = request.callback;
     if (isAborted(signal)) return Promise.reject(reasonOf(signal));
     const table = tableOf(this);
     const modeValue = MODES[mode];
@@ -281,10 +291,9 @@ class LockManager {
   }
 
   #guard(table, record, name, mode) {
-    const stolenNow = () => table.field(record, RECORD.STATE) === STATE.STOLEN;
     return new NamedLockGuard(name, mode, deadOwnerOf(table, record), () => {
       if (close(table, record)) throw stolenError(name);
-    }, stolenNow);
+    }, table, record);
   }
 
   // { held, pending }: every request of every thread (and for a file, of every process), each as

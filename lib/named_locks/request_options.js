@@ -25,9 +25,13 @@ function validateMode(mode, name) {
   return mode;
 }
 
-// The options of request(), lock() and tryLock(), checked as the specification orders it.
-function validateOptions(options, allowed) {
-  if (options === undefined || options === null) return { mode: 'exclusive', ifAvailable: false, steal: false, signal: undefined, timeout: Infinity };
+// The options of request(), lock() and tryLock(), checked as the specification orders it, in one
+// object with the request's checked name and callback (undefined but for request()): one object
+// of one shape, which the uncontended request() is measured by.
+function validateOptions(options, allowed, name, callback) {
+  if (options === undefined || options === null) {
+    return { name, callback, mode: 'exclusive', ifAvailable: false, steal: false, signal: undefined, timeout: Infinity };
+  }
   if (typeof options !== 'object') throw invalidArgType('options', 'an object', options);
   const read = (key) => (allowed.includes(key) ? readProperty(options, key, 'options') : undefined);
   const mode = validateMode(read('mode'), 'options.mode');
@@ -44,7 +48,7 @@ function validateOptions(options, allowed) {
   if (timeout !== Infinity && (steal || ifAvailable)) {
     throw notSupported('The "timeout" option cannot be used with "steal" or "ifAvailable"');
   }
-  return { mode, ifAvailable, steal, signal, timeout };
+  return { name, callback, mode, ifAvailable, steal, signal, timeout };
 }
 
 const REQUEST_OPTIONS = ['mode', 'ifAvailable', 'steal', 'signal', 'timeout'];
@@ -60,7 +64,7 @@ function validateRequest(name, options, callback) {
   }
   const text = validateName(name);
   if (typeof callback !== 'function') throw badCallback(callback);
-  return { name: text, callback, ...validateOptions(options, REQUEST_OPTIONS) };
+  return validateOptions(options, REQUEST_OPTIONS, text, callback);
 }
 
 module.exports = { validateName, validateOptions, validateRequest, LOCK_OPTIONS, TRY_LOCK_OPTIONS };

@@ -5,6 +5,9 @@
 // every client of the database, so a later grant always has a larger one.
 const asyncDispose = Symbol.asyncDispose || Symbol.for('nodejs.asyncDispose');
 
+// Aborts a lock's signal with `error`: kept off the lock that users see.
+let loseLock;
+
 class PostgresLock {
   #name;
   #mode;
@@ -47,8 +50,10 @@ class PostgresLock {
     return this.#controller.signal;
   }
 
-  lost(error) {
-    if (!this.#controller.signal.aborted) this.#controller.abort(error);
+  static {
+    loseLock = (lock, error) => {
+      if (!lock.#controller.signal.aborted) lock.#controller.abort(error);
+    };
   }
 }
 
@@ -81,4 +86,4 @@ class PostgresLockGuard extends PostgresLock {
   }
 }
 
-module.exports = { PostgresLock, PostgresLockGuard };
+module.exports = { PostgresLock, PostgresLockGuard, loseLock };

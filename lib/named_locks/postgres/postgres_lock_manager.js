@@ -14,7 +14,7 @@ const { validateName, validateOptions, validateRequest, TRY_LOCK_OPTIONS } = req
 const { loadPg } = require('./load_pg');
 const { statementsFor } = require('./schema');
 const { acquire, release } = require('./holding');
-const { PostgresLock, PostgresLockGuard } = require('./postgres_lock');
+const { PostgresLock, PostgresLockGuard, loseLock } = require('./postgres_lock');
 const { noBlockingLock, lockLost } = require('./postgres_errors');
 
 const DEFAULT_HEARTBEAT_MS = 5000;
@@ -113,7 +113,7 @@ class PostgresLockManager {
         const lost = await release(ctx, holding, mode);
         if (lost !== undefined) throw lockLost(name, lost);
       });
-      holding.session.watch((cause) => guard.lost(lockLost(name, cause)), ctx.heartbeatMs);
+      holding.session.watch((cause) => loseLock(guard, lockLost(name, cause)), ctx.heartbeatMs);
       return guard;
     });
   }
@@ -180,7 +180,7 @@ async function runHolding(ctx, { name, callback, mode, ifAvailable, steal, signa
   const holding = await acquire(ctx, name, mode, { ifAvailable, steal, signal, timeout });
   if (holding === null) return callback(null);
   const lock = new PostgresLock(name, mode, holding.token, holding.deadOwner);
-  holding.session.watch((cause) => lock.lost(lockLost(name, cause)), ctx.heartbeatMs);
+  holding.session.watch((cause) => loseLock(lock, lockLost(name, cause)), ctx.heartbeatMs);
   let lost;
   try {
     return await callback(lock);
@@ -188,7 +188,7 @@ async function runHolding(ctx, { name, callback, mode, ifAvailable, steal, signa
     lost = await release(ctx, holding, mode);
     if (lost !== undefined) {
       const error = lockLost(name, lost);
-      lock.lost(error);
+      loseLock(lock, error);
       throw error; // eslint-disable-line no-unsafe-finally
     }
   }
