@@ -32,6 +32,16 @@ async function connectAdmin() {
   return client;
 }
 
+// Polls an async predicate until it holds; a hang fails after the helpers' limit.
+async function eventually(predicate, what) {
+  await withinLimit(
+    (async () => {
+      while (!(await predicate())) await tick(20);
+    })(),
+    what,
+  );
+}
+
 const rejection = (promise) => promise.then(() => assert.fail('resolved'), (error) => error);
 
 it('parklock loads and works without pg; only making a PostgresLockManager needs it', () => {
@@ -135,11 +145,11 @@ describe('PostgresLockManager', { skip: server.skip ?? server.failure }, () => {
       assert.equal(await manager.tryLock('modes', { mode: 'shared' }), null);
       return lock.token;
     });
-    await waitFor(() => false, 'nothing', 300).catch(() => {});
+    await tick(300);
     // Behind a waiting exclusive request, shared ones wait too: first come, first served.
     assert.equal(await manager.tryLock('modes', { mode: 'shared' }), null);
     const later = manager.request('modes', { mode: 'shared' }, () => events.push('later shared in'));
-    await waitFor(() => false, 'nothing', 300).catch(() => {});
+    await tick(300);
     const { held, pending } = await manager.query();
     assert.deepEqual(held.map((entry) => entry.mode), ['shared', 'shared']);
     assert.deepEqual(pending.map((entry) => [entry.name, entry.mode]).sort(), [['modes', 'exclusive'], ['modes', 'shared']]);
@@ -166,7 +176,15 @@ describe('PostgresLockManager', { skip: server.skip ?? server.failure }, () => {
     const timeout = await timedOut;
     assert.equal(timeout.name, 'TimeoutError');
     assert.equal(timeout.code, 'ERR_PARKLOCK_TIMEOUT');
-    assert.deepEqual((await manager.query()).pending, []);
+    // Timeouts that end at every moment of a request's start: before, while and after its
+    // statements reach the server. None hangs, none is granted.
+    const quick = await withinLimit(
+      Promise.all(Array.from({ length: 20 }, (_, i) => rejection(manager.request('queued', { timeout: i % 10 }, () => assert.fail('granted'))))),
+      'the quick timeouts',
+    );
+    assert.ok(quick.every((error) => error.code === 'ERR_PARKLOCK_TIMEOUT'), quick.map((error) => error.code).join());
+    // A session closed while it waited leaves the server's queue as its process exits.
+    await eventually(async () => (await manager.query()).pending.length === 0, 'the closed sessions to leave the queue');
     release();
     const token = await holding;
     const guard = await manager.tryLock('queued');
@@ -238,7 +256,7 @@ describe('PostgresLockManager', { skip: server.skip ?? server.failure }, () => {
     const holderOutcome = rejection(holding);
     await waitFor(() => signal !== undefined, 'the grant');
     const waiting = [0, 1, 2].map(() => own.request('restart', () => 'granted').catch((error) => error.code));
-    await waitFor(() => false, 'nothing', 300).catch(() => {});
+    await tick(300);
     server.cluster.halt();
     server.cluster.start();
     const outcomes = await withinLimit(Promise.all(waiting), 'the waiting requests');

@@ -12,6 +12,8 @@ const { cancelStatement } = require('./cancel');
 const { serverError } = require('./postgres_errors');
 
 const QUERY_CANCELED = '57014';
+// How long a cancel may take before it is sent again.
+const RECANCEL_MS = 500;
 // The name -> id cache of a manager: ids never change, so only its size is bounded.
 const MOST_CACHED_IDS = 65536;
 
@@ -72,11 +74,20 @@ async function waitForLock(ctx, session, id, mode, stop) {
       session.close(true);
       throw error;
     }
+    // A cancel that reaches the server before it has read the statement is ignored: it is sent
+    // again until the statement ends.
+    let cancels = 1;
     cancelStatement(session.client);
-    // Canceled: no cancel is left in flight to hit a later statement. Granted before the cancel
-    // arrived, or failed otherwise: closing the session ends whatever it holds.
+    const again = setInterval(() => {
+      cancels += 1;
+      cancelStatement(session.client);
+    }, RECANCEL_MS);
     const canceled = await waiting.then(() => false, (failure) => failure?.code === QUERY_CANCELED);
-    session.close(!canceled);
+    clearInterval(again);
+    // Canceled by the only cancel sent: none is left in flight to hit a later statement, and the
+    // session holds nothing. Otherwise (granted before the cancel arrived, failed, or a second
+    // cancel on its way) closing the session ends whatever it holds.
+    session.close(!canceled || cancels > 1);
     throw error;
   }
 }
