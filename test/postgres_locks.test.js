@@ -299,6 +299,8 @@ describe('PostgresLockManager', { skip: server.skip ?? server.failure }, () => {
     assert.throws(() => new PostgresLockManager(server.config, { heartbeatMs: 0 }), { code: 'ERR_OUT_OF_RANGE' });
     const unreachable = new PostgresLockManager({ host: '/nonexistent', port: 1, connectionTimeoutMillis: 2000 });
     await assert.rejects(unreachable.request('x', () => {}), { code: 'ERR_PARKLOCK_POSTGRES' });
+    await assert.rejects(unreachable.tryLock('x'), { code: 'ERR_PARKLOCK_POSTGRES' });
+    await assert.rejects(unreachable.query(), { code: 'ERR_PARKLOCK_POSTGRES', message: /^query\(\) failed/ });
     await unreachable.end();
   });
 });

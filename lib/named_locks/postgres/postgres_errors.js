@@ -12,11 +12,13 @@ function noBlockingLock() {
   );
 }
 
-// The server or the connection to it failed while a request waited or began to hold: the request
-// took nothing (a session that ends gives back every lock it held).
+// The server or the connection to it failed while a request waited or began to hold (`name`), or
+// while query() ran (null): a request took nothing (a session that ends gives back every lock it
+// held).
 function serverError(name, cause) {
   const detail = cause?.message ?? String(cause);
-  const error = lockError('ERR_PARKLOCK_POSTGRES', `The lock request for "${name}" failed at the PostgreSQL server or its connection: ${detail}`);
+  const what = name === null ? 'query()' : `The lock request for "${name}"`;
+  const error = lockError('ERR_PARKLOCK_POSTGRES', `${what} failed at the PostgreSQL server or its connection: ${detail}`);
   error.cause = cause;
   return error;
 }

@@ -15,7 +15,7 @@ const { loadPg } = require('./load_pg');
 const { statementsFor } = require('./schema');
 const { acquire, release } = require('./holding');
 const { PostgresLock, PostgresLockGuard, loseLock } = require('./postgres_lock');
-const { noBlockingLock, lockLost } = require('./postgres_errors');
+const { noBlockingLock, lockLost, serverError } = require('./postgres_errors');
 
 const DEFAULT_HEARTBEAT_MS = 5000;
 // The pool made from a connection config: one session per request held or waiting.
@@ -43,7 +43,9 @@ function poolOf(pg, source) {
   if (source === null || typeof source !== 'object') {
     throw invalidArgType('poolOrConfig', 'a pg.Pool, a connection string or a pg connection config', source);
   }
-  const pool = new pg.Pool({ max: DEFAULT_POOL_SIZE, ...source });
+  // TCP keepalive: a peer that vanished is found by the heartbeat, and by TCP where no statement
+  // runs (heartbeatMs: Infinity).
+  const pool = new pg.Pool({ max: DEFAULT_POOL_SIZE, keepAlive: true, ...source });
   // An idle session that the server ends (a restart) must not crash the process; the next
   // request gets a new one.
   pool.on('error', () => {});
@@ -123,13 +125,19 @@ class PostgresLockManager {
   // sessions waiting (what a waiter is, beyond its session, is known only once it holds).
   async query() {
     const ctx = contextOf(this);
-    await ctx.ready();
-    const [held, pending] = await Promise.all([
-      ctx.pool.query({ text: ctx.statements.held, values: [ctx.keySpace] }),
-      ctx.pool.query({ text: ctx.statements.pending, values: [ctx.keySpace] }),
-    ]);
+    let held;
+    let pending;
+    try {
+      await ctx.ready();
+      [{ rows: held }, { rows: pending }] = await Promise.all([
+        ctx.pool.query({ text: ctx.statements.held, values: [ctx.keySpace] }),
+        ctx.pool.query({ text: ctx.statements.pending, values: [ctx.keySpace] }),
+      ]);
+    } catch (cause) {
+      throw serverError(null, cause);
+    }
     return {
-      held: held.rows.map((row) => ({
+      held: held.map((row) => ({
         name: row.name,
         mode: row.mode,
         clientId: `${row.host}:${row.pid}`,
@@ -138,7 +146,7 @@ class PostgresLockManager {
         backendPid: row.backend_pid,
         token: Number(row.token),
       })),
-      pending: pending.rows.map((row) => ({ name: row.name, mode: row.mode, clientId: `backend:${row.backend_pid}`, backendPid: row.backend_pid })),
+      pending: pending.map((row) => ({ name: row.name, mode: row.mode, clientId: `backend:${row.backend_pid}`, backendPid: row.backend_pid })),
     };
   }
 
