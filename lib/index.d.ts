@@ -13,6 +13,7 @@ export * from './types/rwlock.js';
 export * from './types/diagnostics.js';
 export * from './types/shared_region.js';
 export * from './types/named_locks.js';
+export * from './types/postgres_locks.js';
 
 /** The shared-memory layouts, as the addon defines them (see addon/*.h). */
 export const layouts: {

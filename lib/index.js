@@ -13,6 +13,8 @@ const { inspect, watchdog } = require('./inspect');
 const { sharedMemory } = require('./shared_region');
 const { LockManager, Lock } = require('./named_locks/lock_manager');
 const { locks } = require('./named_locks/process_locks');
+// Requires node-postgres only when a PostgresLockManager is made.
+const { PostgresLockManager } = require('./named_locks/postgres/postgres_lock_manager');
 
 // The shared-memory layouts, as the addon defines them (see addon/*.h).
 const layouts = Object.freeze({
@@ -46,4 +48,5 @@ module.exports = {
   locks,
   LockManager,
   Lock,
+  PostgresLockManager,
 };

@@ -88,6 +88,31 @@ describe('LockManager across processes', { skip: !supported && 'no regions on th
     assert.equal(await manager.request('single', { ifAvailable: true }, (lock) => lock.ownerDied), false);
   });
 
+  it('lock.signal aborts when a steal takes the name: from this process at once, from another while the callback runs', async () => {
+    const manager = new LockManager(freshPath());
+    let signal;
+    const here = manager.request('taken', (lock) => {
+      signal = lock.signal;
+      return new Promise(() => {});
+    });
+    await waitFor(() => signal !== undefined, 'the grant');
+    await manager.request('taken', { steal: true }, () => {});
+    assert.equal(signal.aborted, true);
+    assert.equal(signal.reason.name, 'AbortError');
+    await assert.rejects(here, { name: 'AbortError' });
+
+    const file = freshPath();
+    const shared = new LockManager(file);
+    const seen = await shared.request('taken', async (lock) => {
+      const stealer = startProcess({ kind: 'steal', path: file, name: 'taken' });
+      await messageFrom(stealer.child, (message) => message.stole);
+      await withinLimit(new Promise((resolve) => lock.signal.addEventListener('abort', resolve)), 'the signal');
+      await stealer.ended;
+      return lock.signal.reason.name;
+    }).catch((error) => `rejected with ${error.name}`);
+    assert.equal(seen, 'rejected with AbortError');
+  });
+
   it('query() sees the held and pending requests of other processes', async () => {
     const file = freshPath();
     const manager = new LockManager(file);

@@ -5,30 +5,75 @@
 // `new LockManager(path)` keeps its table in a file that every process opening the path shares.
 const { invalidArgType } = require('../errors');
 const { readProperty } = require('../property');
-const { validateTimeout } = require('../validate');
-const { validateSignal, isAborted, reasonOf } = require('../signals');
+const { isAborted, reasonOf } = require('../signals');
 const { rejectingMethods } = require('../promise_form');
 const { defineDisposal } = require('../guard');
-const { MODE, RECORD, MAX_NAME_UNITS } = require('./table_layout');
+const { MODE, RECORD, STATE } = require('./table_layout');
 const { validateInteger } = require('../validate');
+const { validateName, validateOptions, validateRequest, LOCK_OPTIONS, TRY_LOCK_OPTIONS } = require('./request_options');
 const { waitForGrant, waitForGrantBlocking } = require('./lock_waits');
 const { openFileTable } = require('./file_table');
 const { openProcessTable } = require('./process_table');
-const { notSupported, stolenError, tableFull, nameTooLong, selfDeadlock, badCallback } = require('./named_lock_errors');
+const { stolenError, tableFull, selfDeadlock } = require('./named_lock_errors');
 
 const MODES = { exclusive: MODE.EXCLUSIVE, shared: MODE.SHARED };
 
+// How often a held lock whose `signal` was read looks whether another thread or process stole it:
+// such a steal changes the record in the table, and nothing wakes this thread for it.
+const STOLEN_POLL_MS = 50;
+
+// Ends a Lock's hold: lock.#settle(), kept off the Lock that users see.
+let settleLock;
+
 // The lock a request's callback receives. `ownerDied`: the name's holder before this one ended
-// (its thread or process) while holding it; `deadOwner` then says whose it was.
+// (its thread or process) while holding it; `deadOwner` then says whose it was. `signal` aborts
+// once the name is stolen from this holder; its AbortController is made only when it is read, so
+// that a request whose callback never looks costs nothing more.
 class Lock {
   #name;
   #mode;
   #deadOwner;
+  #controller;
+  #table;
+  #record;
 
-  constructor(name, mode, deadOwner) {
+  // `record` of `table`: the request that holds the name, whose state says whether a steal took it;
+  // the table is forgotten once the hold ends.
+  constructor(name, mode, deadOwner, table, record) {
     this.#name = name;
     this.#mode = mode;
     this.#deadOwner = deadOwner;
+    this.#table = table;
+    this.#record = record;
+  }
+
+  get signal() {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#table !== undefined) this.#watchForSteal();
+    }
+    return this.#controller.signal;
+  }
+
+  static {
+    settleLock = (lock, stolen) => lock.#settle(stolen);
+  }
+
+  // Called when the name is found stolen, or (undefined) when the hold ends: the signal aborts in
+  // the first case only, and stops being watched in both.
+  #settle(stolen) {
+    this.#table = undefined;
+    if (stolen !== undefined && this.#controller !== undefined && !this.#controller.signal.aborted) {
+      this.#controller.abort(stolen);
+    }
+  }
+
+  #watchForSteal() {
+    const timer = setInterval(() => {
+      if (this.#table === undefined) clearInterval(timer);
+      else if (this.#table.field(this.#record, RECORD.STATE) === STATE.STOLEN) this.#settle(stolenError(this.#name));
+    }, STOLEN_POLL_MS);
+    timer.unref();
   }
 
   get name() {
@@ -55,8 +100,8 @@ class Lock {
 class NamedLockGuard extends Lock {
   #release;
 
-  constructor(name, mode, deadOwner, release) {
-    super(name, mode, deadOwner);
+  constructor(name, mode, deadOwner, release, table, record) {
+    super(name, mode, deadOwner, table, record);
     this.#release = release;
   }
 
@@ -64,7 +109,13 @@ class NamedLockGuard extends Lock {
     const release = this.#release;
     if (release === undefined) return;
     this.#release = undefined;
-    release();
+    try {
+      release();
+    } catch (stolen) {
+      settleLock(this, stolen);
+      throw stolen;
+    }
+    settleLock(this, undefined);
   }
 
   get released() {
@@ -79,47 +130,6 @@ function deadOwnerOf(table, record) {
   return { pid: table.field(record, RECORD.DEAD_PID), threadId: table.field(record, RECORD.DEAD_THREAD) };
 }
 
-function validateName(name) {
-  // WebIDL's DOMString: any value becomes its string (a Symbol throws a TypeError).
-  const text = typeof name === 'string' ? name : `${name}`;
-  if (text.startsWith('-')) throw notSupported('Lock names starting with "-" are reserved');
-  if (text.length > MAX_NAME_UNITS) throw nameTooLong(text);
-  return text;
-}
-
-function validateMode(mode, name) {
-  if (mode === undefined) return 'exclusive';
-  if (mode !== 'exclusive' && mode !== 'shared') {
-    throw invalidArgType(name, '"exclusive" or "shared"', mode);
-  }
-  return mode;
-}
-
-// The options of request(), lock() and tryLock(), checked as the specification orders it.
-function validateOptions(options, allowed) {
-  if (options === undefined || options === null) return { mode: 'exclusive', ifAvailable: false, steal: false, signal: undefined, timeout: Infinity };
-  if (typeof options !== 'object') throw invalidArgType('options', 'an object', options);
-  const read = (key) => (allowed.includes(key) ? readProperty(options, key, 'options') : undefined);
-  const mode = validateMode(read('mode'), 'options.mode');
-  const ifAvailable = Boolean(read('ifAvailable'));
-  const steal = Boolean(read('steal'));
-  const signal = validateSignal(read('signal'));
-  const timeoutValue = read('timeout');
-  const timeout = timeoutValue === undefined ? Infinity : validateTimeout(timeoutValue, 'options.timeout');
-  if (steal && ifAvailable) throw notSupported('The "steal" and "ifAvailable" options cannot be used together');
-  if (steal && mode !== 'exclusive') throw notSupported('The "steal" option may only be used with "exclusive" locks');
-  if (signal !== undefined && (steal || ifAvailable)) {
-    throw notSupported('The "signal" option cannot be used with "steal" or "ifAvailable"');
-  }
-  if (timeout !== Infinity && (steal || ifAvailable)) {
-    throw notSupported('The "timeout" option cannot be used with "steal" or "ifAvailable"');
-  }
-  return { mode, ifAvailable, steal, signal, timeout };
-}
-
-const REQUEST_OPTIONS = ['mode', 'ifAvailable', 'steal', 'signal', 'timeout'];
-const LOCK_OPTIONS = ['mode', 'timeout'];
-const TRY_LOCK_OPTIONS = ['mode'];
 
 // Opens a request for `name` under the table's Mutex. Returns the record, or -1 where ifAvailable
 // found the name taken.
@@ -171,20 +181,26 @@ function close(table, record) {
 // pending, else when the callback settles. A callback that returns at once costs no Promise of
 // its own, which the uncontended request() is measured by.
 async function runHolding(table, record, name, modeName, callback) {
-  const lock = new Lock(name, modeName, deadOwnerOf(table, record));
+  const lock = new Lock(name, modeName, deadOwnerOf(table, record), table, record);
   await undefined;
   try {
     const result = callback(lock);
-    return isThenable(result) ? await settledOrStolen(table, record, name, result) : result;
+    return isThenable(result) ? await settledOrStolen(table, record, lock, result) : result;
   } finally {
     table.stolenHere[record] = undefined;
-    if (close(table, record)) throw stolenError(name); // eslint-disable-line no-unsafe-finally
+    const stolen = close(table, record) ? stolenError(name) : undefined;
+    settleLock(lock, stolen);
+    if (stolen !== undefined) throw stolen; // eslint-disable-line no-unsafe-finally
   }
 }
 
-function settledOrStolen(table, record, name, result) {
+function settledOrStolen(table, record, lock, result) {
   return new Promise((resolve, reject) => {
-    table.stolenHere[record] = () => reject(stolenError(name));
+    table.stolenHere[record] = () => {
+      const stolen = stolenError(lock.name);
+      settleLock(lock, stolen);
+      reject(stolen);
+    };
     Promise.resolve(result).then(resolve, reject);
   });
 }
@@ -239,13 +255,10 @@ class LockManager {
 
   // The Web Locks request(): request(name, callback) or request(name, options, callback).
   request(name, options, callback) {
-    if (callback === undefined) {
-      callback = options;
-      options = undefined;
-    }
-    name = validateName(name);
-    if (typeof callback !== 'function') throw badCallback(callback);
-    const { mode, ifAvailable, steal, signal, timeout } = validateOptions(options, REQUEST_OPTIONS);
+    const request = validateRequest(name, options, callback);
+    const { mode, ifAvailable, steal, signal, timeout } = request;
+    name = request.name;
+    callback = request.callback;
     if (isAborted(signal)) return Promise.reject(reasonOf(signal));
     const table = tableOf(this);
     const modeValue = MODES[mode];
@@ -280,7 +293,7 @@ class LockManager {
   #guard(table, record, name, mode) {
     return new NamedLockGuard(name, mode, deadOwnerOf(table, record), () => {
       if (close(table, record)) throw stolenError(name);
-    });
+    }, table, record);
   }
 
   // { held, pending }: every request of every thread (and for a file, of every process), each as

@@ -14,6 +14,12 @@ export class Lock {
   readonly ownerDied: boolean;
   /** Whose the name was when its holder ended; null unless ownerDied. */
   readonly deadOwner: NamedLockOwner | null;
+  /**
+   * Aborts (with the AbortError the request rejects with) when a `{ steal: true }` request takes
+   * the name from this holder: at once for a steal by this thread, within about 50 ms for one by
+   * another thread or process while the callback runs.
+   */
+  readonly signal: AbortSignal;
 }
 
 export interface NamedLockOwner {
@@ -56,6 +62,7 @@ export interface NamedLockGuard {
   readonly mode: LockMode;
   readonly ownerDied: boolean;
   readonly deadOwner: NamedLockOwner | null;
+  readonly signal: AbortSignal;
   readonly released: boolean;
   unlock(): void;
   [Symbol.dispose](): void;

