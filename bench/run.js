@@ -34,6 +34,7 @@ const SCENARIOS = [
   'condition_requeue',
   'rwlock_read',
   'rwlock_write',
+  'rwlock_writer_share',
   'semaphore',
   'diagnostics_cost',
 ];

@@ -9,7 +9,7 @@ const { workerCounts } = require('../support/worker_counts');
 
 module.exports = {
   title: 'RWLock write contention, tiny critical section (counter++)',
-  implementations: ['parklock-write', 'parklock'],
+  implementations: ['parklock-write', 'parklock', 'js-rwlock-write'],
   params: () => workerCounts(),
   paramLabel: 'workers',
   metrics: CONTENDED_METRICS,

@@ -21,6 +21,7 @@ const { DrepperMutex } = require('../baselines/drepper_mutex');
 const { V8BlogAsyncLock } = require('../baselines/v8_blog_async_lock');
 const { V8AtomicsMutex, isAvailable: atomicsMutexAvailable } = require('../baselines/v8_atomics_mutex');
 const { JsSemaphore } = require('../baselines/js_semaphore');
+const { JsRwLock } = require('../baselines/js_rwlock');
 
 // Every SharedArrayBuffer-based lock gets a buffer of its own with the word at LOCK_OFFSET: 64
 // bytes of padding on each side keep the lock word off the cache lines of any other allocation
@@ -139,6 +140,18 @@ const IMPLEMENTATIONS = {
       return { lock: () => rwlock.lock(), unlock: () => rwlock.unlock() };
     },
   },
+  // The hand-written baseline's write side (baselines/js_rwlock.js).
+  'js-rwlock-write': {
+    label: 'pure-JS reader-writer lock, write side',
+    sync: true,
+    async: false,
+    crossThread: true,
+    create: paddedBuffer,
+    openSync({ buffer, byteOffset }) {
+      const rwlock = new JsRwLock(buffer, byteOffset);
+      return { lock: () => rwlock.lock(), unlock: () => rwlock.unlock() };
+    },
+  },
   'parklock-semaphore': semaphoreImplementation('parklock Semaphore', () => parklock().Semaphore),
   'js-semaphore': semaphoreImplementation('pure-JS semaphore', () => JsSemaphore),
   'async-mutex': {
@@ -180,4 +193,4 @@ function unavailableReason(id) {
   return impl && impl.available ? impl.available() : null;
 }
 
-module.exports = { IMPLEMENTATIONS, implementation, unavailableReason };
+module.exports = { IMPLEMENTATIONS, implementation, unavailableReason, paddedBuffer };
