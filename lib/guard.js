@@ -5,7 +5,7 @@ const { rejectingMethods } = require('./promise_form');
 const { validateAsyncOptions, validateFunction } = require('./validate');
 const { isAborted, reasonOf } = require('./signals');
 const { invalidArgType } = require('./errors');
-const { runLocked } = require('./run_locked');
+const { runLocked, runTaken } = require('./run_locked');
 
 const dispose = Symbol.dispose || Symbol.for('nodejs.dispose');
 const asyncDispose = Symbol.asyncDispose || Symbol.for('nodejs.asyncDispose');
@@ -72,15 +72,25 @@ const releaseGuard = (guard) => {
 
 // executeLocked() and waitForUnlock() of a lock class (Mutex, RWLock) whose lockAsync() resolves
 // to a guard and whose isLocked says whether anybody holds it. `name` and `isInstance` (a brand
-// check) are the class's.
-function lockConveniences(name, isInstance) {
+// check) are the class's; `takeNow(lock)` takes a free lock as lockAsync()'s fast path does and
+// says whether it did, and its unlock() releases what that took.
+function lockConveniences(name, isInstance, takeNow) {
+  const method = `${name}.executeLocked()`;
+  // Everything but the lock taken at once: arguments to check (their errors reject), options to
+  // honour, a wait, an ended owner to report.
+  async function executeQueued(lock, fn, options) {
+    validateFunction(fn, 'fn');
+    return runLocked(lock.lockAsync(options), fn, method);
+  }
   return {
     // Locks asynchronously, runs fn (sync or async) and always unlocks; returns fn's result. fn
     // receives { ownerDied }: true (with the ended owner's threadId and pid, and a process
     // warning) when the previous owner ended holding the lock (./run_locked.js).
-    async executeLocked(fn, options) {
-      validateFunction(fn, 'fn');
-      return runLocked(this.lockAsync(options), fn, `${name}.executeLocked()`);
+    executeLocked(fn, options) {
+      if (typeof fn === 'function' && options === undefined && isInstance(this) && takeNow(this)) {
+        return runTaken(this, this.unlock, fn);
+      }
+      return executeQueued(this, fn, options);
     },
     // Resolves once the lock is unlocked (now, or at some instant after the call), without keeping
     // it: otherwise it takes its turn in the queue like lockAsync() (same options, same

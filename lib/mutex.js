@@ -12,6 +12,7 @@ const { vocabulary, outcome } = require('./outcomes');
 const { validateTimeout, validateAsyncOptions } = require('./validate');
 const { lockError, corrupt, TimeoutError, OwnerDiedError } = require('./errors');
 const { Guard, lockConveniences } = require('./guard');
+const { rejectingThrows } = require('./promise_form');
 const { isAborted } = require('./signals');
 const { HolderSightings, HERE } = require('./ended_holder');
 
@@ -41,6 +42,10 @@ function ownerOf(word) {
 let handleForWait;
 let isMutex;
 let isRegionMutex;
+// The fast path of lockAsync() and executeLocked(): takes the mutex if it is free now.
+let takeNow;
+// lockAsync() of a mutex (or of anything: it rejects what is not one) as a Promise form.
+let lockAsyncOf;
 
 class Mutex extends Primitive {
   #word = wordsOf(this);
@@ -73,6 +78,21 @@ class Mutex extends Primitive {
     };
     isMutex = (value) => value !== null && typeof value === 'object' && #word in value;
     isRegionMutex = (mutex) => mutex.#heldByMe !== HELD_BY_ME;
+    takeNow = (mutex) => Atomics.compareExchange(mutex.#word, 0, UNLOCKED, mutex.#heldByMe) === UNLOCKED;
+    lockAsyncOf = rejectingThrows(function lockAsync(mutex, options) {
+      const { timeout, signal } = validateAsyncOptions(options);
+      // The signal is checked before the CAS: an already-aborted signal must not take the lock.
+      if (!isAborted(signal) && takeNow(mutex)) {
+        return Promise.resolve((mutex.#guard ??= new Guard(mutex.#guardRelease)));
+      }
+      mutex.#see(Atomics.load(mutex.#word, 0));
+      return waitAsync(
+        mutex,
+        (record) => native.mutexLockAsync(handleOf(mutex), record),
+        { timeout, signal },
+        (settlement) => mutex.#acquired(settlement) && (mutex.#guard ??= new Guard(mutex.#guardRelease)),
+      );
+    });
   }
 
   #ownedByMe(word) {
@@ -108,21 +128,14 @@ class Mutex extends Primitive {
     this.#unlockSlow();
   }
 
-  // Resolves to a guard once this thread holds the mutex; never blocks the thread.
+  // Resolves to a guard once this thread holds the mutex; never blocks the thread. The call
+  // without options on a free mutex cannot throw, so it runs ahead of the Promise form's rejecting
+  // wrapper, whose rest parameters a cold caller pays for on every call (the burst).
   lockAsync(options) {
-    const { timeout, signal } = validateAsyncOptions(options);
-    // The signal is checked before the CAS: an already-aborted signal must not take the lock.
-    if (!isAborted(signal) &&
-        Atomics.compareExchange(this.#word, 0, UNLOCKED, this.#heldByMe) === UNLOCKED) {
+    if (options === undefined && isMutex(this) && takeNow(this)) {
       return Promise.resolve((this.#guard ??= new Guard(this.#guardRelease)));
     }
-    this.#see(Atomics.load(this.#word, 0));
-    return waitAsync(
-      this,
-      (record) => native.mutexLockAsync(handleOf(this), record),
-      { timeout, signal },
-      (settlement) => this.#acquired(settlement) && (this.#guard ??= new Guard(this.#guardRelease)),
-    );
+    return lockAsyncOf(this, options);
   }
 
   get isLocked() {
@@ -216,7 +229,7 @@ class Mutex extends Primitive {
 }
 
 // executeLocked() and waitForUnlock(): ./guard.js.
-definePrimitive(Mutex, layout, ['lockAsync', 'waitForUnlock'], lockConveniences('Mutex', isMutex));
+definePrimitive(Mutex, layout, ['waitForUnlock'], lockConveniences('Mutex', isMutex, takeNow));
 definePlaceable(Mutex, (memory, byteOffset) => new Mutex(memory, byteOffset));
 
 // The round enters both slow paths on a mutex of this thread's own: a relock, which the addon

@@ -2,7 +2,8 @@
 // Node's convention for functions that return a Promise: every error, a bad argument included, is
 // reported by rejecting the Promise, never thrown. Every Promise form of parklock is written as a
 // plain function (its fast path must not pay for an async function) and gets that behaviour here,
-// in one place.
+// in one place. A fast path that nothing on it can throw from may come first, outside the wrapper
+// (Mutex#lockAsync(), executeLocked()): unoptimized code pays for the wrapper's rest parameters.
 
 // `fn` as a function that returns a rejected Promise where fn throws. Arguments and `this` are
 // passed through unchanged, so default parameters behave as in fn.

@@ -21,7 +21,7 @@ const { outcome } = require('./outcomes');
 const { validateTimeout, validateAsyncOptions, validateFunction } = require('./validate');
 const { corrupt } = require('./errors');
 const { Guard, lockConveniences } = require('./guard');
-const { runLocked } = require('./run_locked');
+const { runLocked, runTaken } = require('./run_locked');
 const { isAborted } = require('./signals');
 const rwlockWords = require('./rwlock_words');
 const { HolderSightings, HERE } = require('./ended_holder');
@@ -36,6 +36,8 @@ const { ACQUIRED, ALREADY_HELD } = native.settled;
 
 // Whether a value is an RWLock: a brand check, as Mutex's.
 let isRWLock;
+// lockAsync()'s fast path alone, for executeLocked(): takes the write lock if it is free now.
+let takeNow;
 
 class RWLock extends Primitive {
   #words = wordsOf(this);
@@ -67,6 +69,7 @@ class RWLock extends Primitive {
 
   static {
     isRWLock = (value) => value !== null && typeof value === 'object' && #words in value;
+    takeNow = (rwlock) => tryLockNow(rwlock.#words, rwlock.#me);
   }
 
   constructor(...location) {
@@ -295,9 +298,18 @@ class RWLock extends Primitive {
   // executeLocked(fn, options) with a read lock. executeLocked() (with the write lock) and
   // waitForUnlock() are Mutex's (./guard.js): waitForUnlock() waits until neither readers nor a
   // writer hold the lock, taking its turn in the queue as a writer, which later readers wait behind.
-  async executeShared(fn, options) {
-    validateFunction(fn, 'fn');
-    return runLocked(this.lockSharedAsync(options), fn, 'RWLock.executeShared()');
+  executeShared(fn, options) {
+    if (typeof fn === 'function' && options === undefined && isRWLock(this)) {
+      let taken;
+      try {
+        taken = tryLockSharedNow(this.#words);
+      } catch (error) {
+        // Too many readers, or a corrupt word: what lockSharedAsync() rejects with.
+        return Promise.reject(error);
+      }
+      if (taken) return runTaken(this, this.unlockShared, fn);
+    }
+    return executeSharedQueued(this, fn, options);
   }
 
   // --- Observers (snapshots) ---
@@ -404,11 +416,17 @@ class RWLock extends Primitive {
   }
 }
 
+// executeShared() but for a read lock taken at once (as executeLocked()'s in ./guard.js).
+async function executeSharedQueued(rwlock, fn, options) {
+  validateFunction(fn, 'fn');
+  return runLocked(rwlock.lockSharedAsync(options), fn, 'RWLock.executeShared()');
+}
+
 definePrimitive(
   RWLock,
   layout,
   ['lockAsync', 'lockSharedAsync', 'lockUpgradableAsync', 'upgradeAsync', 'waitForUnlock'],
-  lockConveniences('RWLock', isRWLock),
+  lockConveniences('RWLock', isRWLock, takeNow),
 );
 definePlaceable(RWLock, (memory, byteOffset) => new RWLock(memory, byteOffset));
 

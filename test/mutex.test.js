@@ -4,7 +4,7 @@
 // mutex_workers.test.js.
 const { describe, it, afterEach } = require('node:test');
 const assert = require('node:assert/strict');
-const { Mutex, AsyncLock, TimeoutError, layouts } = require('../lib');
+const { Mutex, AsyncLock, Condition, TimeoutError, layouts } = require('../lib');
 const { threadId } = require('../lib/async_waits');
 const {
   fixture,
@@ -736,6 +736,86 @@ describe('executeLocked', () => {
     assert.equal(await isSettled(later), false);
     holder.unlock();
     assert.equal(await withinLimit(later, 'executeLocked after release'), 1);
+    assertClean(m);
+  });
+
+  it('on a free mutex: takes it in the call, runs fn after the call returns, told { ownerDied: false }', async () => {
+    const m = new Mutex();
+    const order = [];
+    let argument;
+    const result = m.executeLocked((told) => {
+      order.push('fn');
+      argument = told;
+      return 'done';
+    });
+    order.push('after the call');
+    assert.equal(m.isHeldByCurrentThread, true, 'taken by the call itself');
+    assert.ok(result instanceof Promise);
+    assert.equal(await result, 'done');
+    assert.deepEqual(order, ['after the call', 'fn']);
+    assert.deepEqual(argument, { ownerDied: false });
+    assert.ok(Object.isFrozen(argument));
+    assertClean(m);
+  });
+
+  it("awaits what fn returns as `await` would: any thenable, a throwing `then`, a plain object", async () => {
+    const m = new Mutex();
+    let heldWhilePending;
+    const thenable = {
+      then(resolve) {
+        setTimeout(() => {
+          heldWhilePending = m.isHeldByCurrentThread;
+          resolve('from a thenable');
+        }, 1);
+      },
+    };
+    assert.equal(await m.executeLocked(() => thenable), 'from a thenable');
+    assert.equal(heldWhilePending, true);
+    assertClean(m);
+    const error = new Error('then getter');
+    const throwing = {
+      get then() {
+        throw error;
+      },
+    };
+    await assert.rejects(m.executeLocked(() => throwing), (thrown) => thrown === error);
+    assertClean(m);
+    const plain = { then: 5 };
+    assert.equal(await m.executeLocked(() => plain), plain);
+    const fn = () => {};
+    assert.equal(await m.executeLocked(() => fn), fn);
+    assertClean(m);
+  });
+
+  it('fn that unlocks the mutex itself makes the call reject with ERR_PARKLOCK_NOT_OWNER', async () => {
+    const m = new Mutex();
+    await assert.rejects(m.executeLocked(() => m.unlock()), { code: 'ERR_PARKLOCK_NOT_OWNER' });
+    await assert.rejects(
+      m.executeLocked(async () => {
+        await tick(0);
+        m.unlock();
+      }),
+      { code: 'ERR_PARKLOCK_NOT_OWNER' },
+    );
+    assertClean(m);
+  });
+
+  it('releases the mutex that a Condition wait inside fn gave back and took again', async () => {
+    const m = new Mutex();
+    const c = new Condition();
+    const result = m.executeLocked(async () => {
+      const waiting = c.waitAsync(m);
+      assert.equal(m.isLocked, false, 'released while waiting');
+      setTimeout(() => c.notifyOne(), 1);
+      assert.equal(await waiting, true);
+      assert.equal(m.isHeldByCurrentThread, true);
+      return 'notified';
+    });
+    assert.equal(await withinLimit(result, 'executeLocked around a Condition wait'), 'notified');
+    assertClean(m);
+    // The guard lockAsync() hands out afterwards is a live one.
+    const guard = await m.lockAsync();
+    guard.unlock();
     assertClean(m);
   });
 

@@ -106,6 +106,12 @@ describe('bad arguments other than options', () => {
       ['Mutex#lockAsync', () => Mutex.prototype.lockAsync.call({})],
       ['Mutex#lockAsync (Mutex.prototype)', () => Mutex.prototype.lockAsync.call(Object.create(Mutex.prototype))],
       ['Semaphore#acquireAsync', () => Semaphore.prototype.acquireAsync.call({})],
+      ['Mutex#executeLocked', () => Mutex.prototype.executeLocked.call({}, () => {})],
+      ['Mutex#executeLocked (undefined)', () => Mutex.prototype.executeLocked.call(undefined, () => {})],
+      ['RWLock#lockAsync', () => RWLock.prototype.lockAsync.call({})],
+      ['RWLock#executeLocked', () => RWLock.prototype.executeLocked.call(Object.create(RWLock.prototype), () => {})],
+      ['RWLock#executeShared', () => RWLock.prototype.executeShared.call({}, () => {})],
+      ['RWLock#executeShared (a Mutex)', () => RWLock.prototype.executeShared.call(new Mutex(), () => {})],
     ];
     for (const [what, call] of calls) await assertRejectsWithoutThrowing(call, { name: 'TypeError' }, what);
   });
@@ -113,6 +119,8 @@ describe('bad arguments other than options', () => {
   it('the Promise forms keep their names and lengths', () => {
     assert.equal(Mutex.prototype.lockAsync.name, 'lockAsync');
     assert.equal(Mutex.prototype.lockAsync.length, 1);
+    assert.equal(Mutex.prototype.executeLocked.length, 2);
+    assert.equal(RWLock.prototype.executeShared.length, 2);
     assert.equal(Semaphore.prototype.acquireAsync.length, 0);
     assert.equal(futex.waitAsync.name, 'waitAsync');
     assert.equal(futex.waitAsync.length, 4);

@@ -1250,6 +1250,25 @@ describe('RWLock#executeLocked and #executeShared', () => {
     assertFree(rw);
   });
 
+  it('on a free lock: take it in the call and run fn after the call returns, told { ownerDied: false }', async () => {
+    const rw = new RWLock();
+    for (const method of ['executeLocked', 'executeShared']) {
+      const order = [];
+      let argument;
+      const result = rw[method]((told) => {
+        order.push('fn');
+        argument = told;
+        return method;
+      });
+      order.push('after the call');
+      assert.equal(method === 'executeLocked' ? rw.isWriteLockedByCurrentThread : rw.readers === 1, true);
+      assert.equal(await result, method);
+      assert.deepEqual(order, ['after the call', 'fn']);
+      assert.deepEqual(argument, { ownerDied: false });
+      assertFree(rw);
+    }
+  });
+
   it('readers run together; a writer runs alone', async () => {
     const rw = new RWLock();
     let readers = 0;

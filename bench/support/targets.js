@@ -4,6 +4,7 @@
 // it), or N/A when what it needs was not measured (scenario not selected, every run failed, C++
 // not built); with the median ratio and the range across repetitions.
 const { formatNumber } = require('./table');
+const { LOCK_ASYNC, EXECUTE_LOCKED } = require('../scenarios/uncontended_async');
 
 function findRow(results, scenario, impl, param = null) {
   const s = results.scenarios[scenario];
@@ -40,8 +41,13 @@ function ratiosOf(mine, theirs, metric) {
 // parklock's row (or `subject`'s) against a baseline's, for one metric; `holds(ratio)` is the
 // target. Reports the median ratio and the range of the per-repetition ratios.
 function ratioTarget(results, scenario, baseline, param, metric, unit, holds, subject = 'parklock') {
+  return rowRatioTarget(results, scenario, [subject, param], [baseline, param], metric, unit, holds);
+}
+
+// The same for any two rows of one scenario, each named by [impl, param].
+function rowRatioTarget(results, scenario, [subject, param], [baseline, baseParam], metric, unit, holds) {
   const mine = findRow(results, scenario, subject, param);
-  const theirs = findRow(results, scenario, baseline, param);
+  const theirs = findRow(results, scenario, baseline, baseParam);
   if (!mine || !theirs || mine.ok === 0 || theirs.ok === 0) return na(`not measured (${scenario})`);
   const ratio = mine.median[metric] / theirs.median[metric];
   const ratios = ratiosOf(mine, theirs, metric);
@@ -162,8 +168,13 @@ const atLeast = (limit) => (x) => x >= limit;
 const TARGETS = [
   ['uncontended sync <= 1.0x pure-JS three-state (ns/op)',
     (r) => ratioTarget(r, 'uncontended_sync', 'drepper', null, 'nsPerOp', 'ns/op', atMost(1.0))],
-  ['uncontended async <= 0.7x V8-blog waitAsync lock (ns/op)',
-    (r) => ratioTarget(r, 'uncontended_async', 'v8-blog', null, 'nsPerOp', 'ns/op', atMost(0.7))],
+  ['uncontended lockAsync() <= 1.0x V8-blog waitAsync lock (ns/op)',
+    (r) => ratioTarget(r, 'uncontended_async', 'v8-blog', LOCK_ASYNC, 'nsPerOp', 'ns/op', atMost(1.0))],
+  ['uncontended lockAsync() <= 0.7x V8-blog waitAsync lock (ns/op)',
+    (r) => ratioTarget(r, 'uncontended_async', 'v8-blog', LOCK_ASYNC, 'nsPerOp', 'ns/op', atMost(0.7))],
+  ['uncontended executeLocked(fn) <= 1.5x lockAsync() + unlock() (ns/op)',
+    (r) => rowRatioTarget(r, 'uncontended_async', ['parklock', EXECUTE_LOCKED], ['parklock', LOCK_ASYNC],
+      'nsPerOp', 'ns/op', atMost(1.5))],
   ['ping-pong round trip <= 1.0x Atomics.Mutex',
     (r) => ratioTarget(r, 'ping_pong', 'v8-atomics', null, 'roundTripUs', 'µs', atMost(1.0))],
   ['ping-pong round trip <= 1.0x pure-JS three-state',
