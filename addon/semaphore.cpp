@@ -3,6 +3,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "spin.h"
+
 namespace parklock {
 
 const WaitSite SemaphoreWord::kWaitSite{"semaphore", &key_is_address, nullptr, nullptr,
@@ -151,6 +153,22 @@ SemaphoreWord::ReleaseStatus SemaphoreWord::release_slow(std::int32_t n) noexcep
 Outcome SemaphoreWord::acquire_or_enqueue(Waiter& waiter, Deadline deadline) {
   const std::int64_t request = waiter.request();
   if (!valid_count(request)) return Outcome::kCorrupt;
+  // A blocking waiter spins briefly before it queues, as the mutex does (spin.h): a holder of the
+  // permits is usually running and about to release them, and queueing sends every release down
+  // the slow path until the queue is empty again. It spins only while nobody is queued: once the
+  // waiters bit is set, each release wakes a queued waiter for what it frees, and a spinner would
+  // only race that waiter and take the cores the holders need. It stops at its deadline, so a
+  // timed acquire ends on time. A Promise wait never spins: its thread has its event loop to run.
+  if (waiter.blocking() && !deadline.expired()) {
+    const auto n = static_cast<std::int32_t>(request);
+    const int limit = spin_policy().limit;
+    for (int spins = 0; spins < limit; ++spins) {
+      const std::int32_t seen = word().load(std::memory_order_relaxed);
+      if (has_waiters(seen) || is_corrupt(seen) || deadline.expired()) break;
+      if (try_acquire(n)) return Outcome::kAcquired;
+      spin_pause(spins);
+    }
+  }
   Claim claim = Claim::kWouldBlock;
   const auto take_or_queue = [&] {
     // An expired deadline still takes free permits, but never queues.

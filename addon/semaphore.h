@@ -27,8 +27,9 @@
 //
 // Acquire n (a) CAS permits -> permits - n if bit 30 is clear and permits >= n: the fast path,
 // taken even while waiters are queued (barging, which is what makes a contended semaphore fast).
-// Otherwise (b) queue with request n, validating under the bucket lock: take the permits if (a)
-// now holds, else set bit 31 and queue at the back.
+// Otherwise a blocking waiter spins a few rounds (spin.h) retrying (a) while bit 31 is clear, then
+// (b) queues with request n, validating under the bucket lock: take the permits if (a) now holds,
+// else set bit 31 and queue at the back.
 //
 // Release n (a) CAS permits -> permits + n while bit 31 is clear: the fast path. Otherwise (b)
 // under the bucket lock add n and run the grant step over the queue, oldest first:

@@ -540,6 +540,32 @@ describe('workers', () => {
     assertIdle(s, PERMITS);
   });
 
+  it('8 blocking workers over 2 permits, tiny sections: exact totals, never more than 2 in use', { timeout: 60_000 }, async () => {
+    // More workers than permits, all blocking: waiters spin before they queue, running threads
+    // take released permits past queued ones, and fair turns hand them over.
+    const PERMITS = 2;
+    const ITERATIONS = 4_000;
+    const s = new Semaphore(PERMITS);
+    const statsMemory = new SharedArrayBuffer(16);
+    const stats = new Int32Array(statsMemory);
+    const done = await withinLimit(runWorkers(
+      fixture('semaphore_stress.js'),
+      Array.from({ length: 8 }, (_, seed) => ({
+        semaphore: s,
+        stats: statsMemory,
+        permits: PERMITS,
+        iterations: ITERATIONS,
+        mode: 'sync',
+        seed,
+      })),
+    ), '8 workers over 2 permits', 50_000);
+    assert.equal(stats[2], 0, 'no acquisition ever saw more permits in use than exist');
+    assert.equal(stats[0], 0, 'every acquisition was released');
+    for (const d of done) assert.equal(d.succeeded, ITERATIONS);
+    assert.equal(stats[3], done.reduce((sum, d) => sum + d.acquired, 0));
+    assertIdle(s, PERMITS);
+  });
+
   it('try-acquirers timing out under contention leak no permits and leave no waiter', { timeout: 60_000 }, async () => {
     const s = new Semaphore(1);
     const statsMemory = new SharedArrayBuffer(16);

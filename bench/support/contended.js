@@ -7,10 +7,10 @@ const { startWorkers, openGateWhenReady, stopAndCollect } = require('./workers')
 const { checkControlCounter } = require('./check');
 const { min, max } = require('./stats');
 
-async function measureContended({ impl, workers, steps, durationMs, batch }) {
+async function measureContended({ impl, workers, steps, durationMs, batch, permits }) {
   const control = createControl();
   const ctl = controlWords(control);
-  const lockShared = implementation(impl).create();
+  const lockShared = implementation(impl).create(permits === undefined ? undefined : { permits });
   const group = startWorkers(
     'sync_hammer',
     Array.from({ length: workers }, () => ({ impl, lockShared, control, steps, batch })),
@@ -22,7 +22,8 @@ async function measureContended({ impl, workers, steps, durationMs, batch }) {
 
   const ops = results.map((r) => r.ops);
   const totalOps = ops.reduce((a, b) => a + b, 0);
-  const { admits } = implementation(impl);
+  const admits = lockShared && lockShared.permits !== undefined ? lockShared.permits
+    : implementation(impl).admits;
   // Readers write nothing (see workers/sync_hammer.js): the counter stays 0.
   checkControlCounter(ctl, admits === 'all' ? 0 : totalOps);
   const overfull = results.reduce((a, r) => a + r.overfull, 0);

@@ -37,26 +37,32 @@ function paddedBuffer() {
 // Loaded lazily: a process that benchmarks only the JavaScript baselines never loads the addon.
 const parklock = () => require('../../lib');
 
-// The semaphore scenario's permits: fewer than the workers, so that most acquisitions contend.
+// The semaphore scenario's permits unless the case names others: fewer than the workers, so that
+// most acquisitions contend.
 const SEMAPHORE_PERMITS = 4;
 
 // A semaphore class with init(buffer, byteOffset, permits), acquire() and release(), behind the
-// lock interface the hammer workers use.
-function semaphoreImplementation(name, classOf) {
+// lock interface the hammer workers use. create({ permits }) picks the permits of one case; what
+// it returns carries them, and the hammer workers check that bound (workers/sync_hammer.js).
+// `promise`: the hammer takes each permit with `await acquireAsync()` instead.
+function semaphoreImplementation(name, classOf, { promise = false } = {}) {
   return {
-    label: `${name} (${SEMAPHORE_PERMITS} permits)`,
+    label: `${name}${promise ? ', acquireAsync' : ''}`,
     sync: true,
     async: false,
     crossThread: true,
     admits: SEMAPHORE_PERMITS,
-    create() {
+    promiseHammer: promise,
+    create({ permits = SEMAPHORE_PERMITS } = {}) {
       const location = paddedBuffer();
-      classOf().init(location.buffer, location.byteOffset, SEMAPHORE_PERMITS);
-      return location;
+      classOf().init(location.buffer, location.byteOffset, permits);
+      return { ...location, permits };
     },
     openSync({ buffer, byteOffset }) {
       const semaphore = new (classOf())(buffer, byteOffset);
-      return { lock: () => semaphore.acquire(), unlock: () => semaphore.release() };
+      return promise
+        ? { lockAsync: () => semaphore.acquireAsync(), unlock: () => semaphore.release() }
+        : { lock: () => semaphore.acquire(), unlock: () => semaphore.release() };
     },
   };
 }
@@ -153,6 +159,8 @@ const IMPLEMENTATIONS = {
     },
   },
   'parklock-semaphore': semaphoreImplementation('parklock Semaphore', () => parklock().Semaphore),
+  'parklock-semaphore-async': semaphoreImplementation('parklock Semaphore',
+    () => parklock().Semaphore, { promise: true }),
   'js-semaphore': semaphoreImplementation('pure-JS semaphore', () => JsSemaphore),
   'async-mutex': {
     label: 'async-mutex (npm)',

@@ -120,6 +120,16 @@ function readScaling(results, section, readers, limit) {
     `runs ${ratiosOf(many, one, 'opsPerSec').map((x) => x.toFixed(2)).join(', ')})`);
 }
 
+// No worker starved: the smallest per-worker share over the largest (the fairness metric) stays
+// at or above `limit` at the median and in every repetition.
+function shareFloor(results, scenario, impl, param, limit) {
+  const row = findRow(results, scenario, impl, param);
+  if (!row || row.ok === 0) return na(`not measured (${scenario})`);
+  const typical = row.median.fairness;
+  return spreadVerdict([typical, ...row.values.fairness], (x) => x >= limit, `${typical.toFixed(2)} ` +
+    `(runs ${row.min.fairness.toFixed(2)}..${row.max.fairness.toFixed(2)})`);
+}
+
 function cppPair(results, target, benchmark, pick, holds) {
   const cpp = results.cpp;
   if (!cpp || cpp.status !== 'ok') return na(cpp ? `C++ ${cpp.status}` : 'C++ not run');
@@ -209,6 +219,16 @@ const TARGETS = [
     (r, n) => ratioTarget(r, 'rwlock_write', 'parklock', n, 'opsPerSec', 'ops/s', atLeast(0.8),
       'parklock-write'),
     contended),
+  perParam('semaphore', (p) => `Semaphore, ${p} (workers x permits), tiny section >= 1.0x pure-JS ` +
+    'semaphore (ops/s)',
+  (r, p) => ratioTarget(r, 'semaphore', 'js-semaphore', p, 'opsPerSec', 'ops/s', atLeast(1.0),
+    'parklock-semaphore')),
+  perParam('semaphore', (p) => `Semaphore acquireAsync, ${p} (workers x permits) >= 1.0x blocking ` +
+    'pure-JS semaphore (ops/s)',
+  (r, p) => ratioTarget(r, 'semaphore', 'js-semaphore', p, 'opsPerSec', 'ops/s', atLeast(1.0),
+    'parklock-semaphore-async')),
+  perParam('semaphore', (p) => `Semaphore, ${p} (workers x permits): min/max share >= 0.1`,
+    (r, p) => shareFloor(r, 'semaphore', 'parklock-semaphore', p, 0.1)),
   ['C++ core uncontended <= 1.2x std::mutex',
     (r) => cppPair(r, 'parklock_bench', 'BM_Uncontended', 'timeRatio', atMost(1.2))],
   ['C++ core contended 2 threads >= 1.0x std::mutex',

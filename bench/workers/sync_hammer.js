@@ -1,6 +1,7 @@
 'use strict';
 // A worker that takes the lock with its blocking form, runs a critical section and releases it,
-// in a loop until the coordinator sets STOP; reports how many operations it did and when.
+// in a loop until the coordinator sets STOP; reports how many operations it did and when. An
+// implementation with `promiseHammer` is taken with `await lockAsync()` instead.
 //
 // The critical section depends on how many threads the implementation admits at once (see
 // support/implementations.js), plus `steps` of busy work when steps > 0:
@@ -12,14 +13,17 @@
 //              written by more than one thread and the numbers show how reads scale
 const { workerData } = require('node:worker_threads');
 const { implementation } = require('../support/implementations');
-const { CONTROL, controlWords } = require('../support/control');
+const { CONTROL, controlWords, createControl } = require('../support/control');
 const { busyWork } = require('../support/work');
 const { waitAtGate, reportDone, runWorker } = require('./common');
 const { warmUp } = require('./warm_up');
 
 const { impl, lockShared, control, steps, batch } = workerData;
 const { COUNTER, SINK, STOP, INSIDE } = CONTROL;
-const { admits } = implementation(impl);
+// A semaphore case may name its own permits (support/implementations.js).
+const admits = lockShared && lockShared.permits !== undefined ? lockShared.permits
+  : implementation(impl).admits;
+const { promiseHammer } = implementation(impl);
 
 let overfull = 0;
 let readSink = 0;
@@ -63,9 +67,40 @@ function runLockedBatch(lock, ctl) {
   for (let i = 0; i < batch; i++) lock.runLocked(runner);
 }
 
+async function lockAsyncBatch(lock, ctl) {
+  for (let i = 0; i < batch; i++) {
+    await lock.lockAsync();
+    section(ctl);
+    lock.unlock();
+  }
+}
+
+// warmUp() for the Promise form.
+async function warmUpAsync() {
+  const { create, openSync } = implementation(impl);
+  const lock = openSync(create());
+  const ctl = controlWords(createControl());
+  const until = Date.now() + 30;
+  while (Date.now() < until) await lockAsyncBatch(lock, ctl);
+}
+
+async function runAsync(lock, ctl) {
+  await warmUpAsync();
+  overfull = 0;
+  waitAtGate(ctl);
+  const start = process.hrtime.bigint();
+  let ops = 0;
+  while (Atomics.load(ctl, STOP) === 0) {
+    await lockAsyncBatch(lock, ctl);
+    ops += batch;
+  }
+  reportDone({ ops, start, end: process.hrtime.bigint(), overfull, readSink });
+}
+
 runWorker(async () => {
   const lock = implementation(impl).openSync(lockShared);
   const ctl = controlWords(control);
+  if (promiseHammer) return runAsync(lock, ctl);
   const doBatch = typeof lock.runLocked === 'function' ? runLockedBatch : lockUnlockBatch;
   warmUp(impl, doBatch);
   overfull = 0;

@@ -2,7 +2,9 @@
 // corrupt words, FIFO hand-offs on fair turns and wake-ups to compete (barging) otherwise, both
 // pinned with FairnessOverride, no starvation of large requests, waiters that leave the head of
 // the queue, abandoned grants, and stress runs under every policy checking that no more permits
-// are ever in use than exist, that no wake-up is lost and that timeouts and interrupts leak none.
+// are ever in use than exist, that no wake-up is lost and that timeouts and interrupts leak none;
+// many blocking threads over few permits (waiters spin before they queue), and a stopped waiter
+// leaving promptly from the spin or the queue.
 #include "semaphore.h"
 
 #include <gtest/gtest.h>
@@ -540,6 +542,87 @@ TEST(SemaphoreTest, StressWithBargingOnly) {
 
 TEST(SemaphoreTest, StressWithTheFairnessTimer) {
   StressUnder(parking_lot::FairnessForTesting::kTimer);
+}
+
+// More threads than permits with tiny sections, all blocking: the case where a waiter spins before
+// it queues (acquire_or_enqueue) and running threads barge past queued ones. Every fourth thread
+// acquires with a deadline of 0 to 40 us, short enough to end in the spin or right after queueing.
+// Never more in use than exist, every count matched, and at the end every permit is back with
+// nobody queued.
+void ManyThreadsOverFewPermits(int thread_count, std::int32_t permits) {
+  constexpr int kIterations = 4000;
+  alignas(SemaphoreWord::kAlign) std::int32_t raw = permits;
+  SemaphoreWord sem(&raw);
+  std::atomic<std::int32_t> in_use{0};
+  std::atomic<bool> over_limit{false};
+  std::atomic<std::int64_t> acquired{0};
+  std::atomic<std::int64_t> timed_out{0};
+  ThreadGroup threads;
+  for (int t = 0; t < thread_count; ++t) {
+    threads.Start([&, t] {
+      for (int i = 0; i < kIterations; ++i) {
+        const bool timed = t % 4 == 3;
+        const Outcome outcome =
+            sem.acquire(1, timed ? Deadline::after_ms((i % 3) * 0.02) : HangGuard());
+        if (outcome != Outcome::kAcquired) {
+          ASSERT_TRUE(timed) << "an untimed acquire always succeeds";
+          ASSERT_EQ(outcome, Outcome::kTimedOut);
+          ++timed_out;
+          continue;
+        }
+        if (in_use.fetch_add(1) + 1 > permits) over_limit = true;
+        ++acquired;
+        in_use.fetch_sub(1);
+        ASSERT_EQ(sem.release(1), ReleaseStatus::kReleased);
+      }
+    });
+  }
+  threads.JoinOrAbort();
+  EXPECT_FALSE(over_limit.load());
+  EXPECT_EQ(acquired.load() + timed_out.load(), std::int64_t{thread_count} * kIterations);
+  EXPECT_EQ(atomic_ref<std::int32_t>(raw).load(), permits) << "all permits back, bits clear";
+  EXPECT_EQ(parking_lot::queued_count(&raw), 0u);
+}
+
+TEST(SemaphoreTest, EightThreadsOverTwoPermits) {
+  ManyThreadsOverFewPermits(8, 2);
+}
+
+TEST(SemaphoreTest, SixteenThreadsOverFourPermits) {
+  ManyThreadsOverFewPermits(16, 4);
+}
+
+// A thread being stopped while it waits for permits (a worker's terminate()) leaves promptly
+// whether the stop finds it spinning or queued, takes nothing and leaves nothing queued.
+TEST(SemaphoreTest, AStoppedWaiterLeavesPromptlyFromTheSpinOrTheQueue) {
+  alignas(SemaphoreWord::kAlign) std::int32_t raw = 0;
+  SemaphoreWord sem(&raw);
+  for (const bool someone_queued : {false, true}) {
+    PermitWaiter ahead(1);
+    if (someone_queued) {
+      ASSERT_EQ(sem.acquire_or_enqueue(ahead), Outcome::kPending);
+    }
+    std::atomic<bool> stop{false};
+    const auto stop_requested = [&] { return stop.load(); };
+    const Interrupt interrupt{std::chrono::milliseconds(1), stop_requested};
+    std::atomic<Outcome> outcome{Outcome::kPending};
+    ThreadGroup threads;
+    threads.Start(
+        [&] { outcome = with_interrupt(&interrupt, [&] { return sem.acquire(1, HangGuard()); }); });
+    ASSERT_TRUE(
+        WaitUntil([&] { return parking_lot::queued_count(&raw) == (someone_queued ? 2u : 1u); }));
+    const auto stopped_at = Clock::now();
+    stop = true;
+    threads.JoinOrAbort();
+    EXPECT_EQ(outcome.load(), Outcome::kInterrupted);
+    EXPECT_LT(Clock::now() - stopped_at, std::chrono::seconds(2)) << "left promptly";
+    // Its leaving runs the grant step, which clears the waiters bit with the queue empty.
+    if (someone_queued) {
+      ASSERT_TRUE(sem.cancel(ahead));
+    }
+    EXPECT_EQ(atomic_ref<std::int32_t>(raw).load(), 0) << "nothing taken, the bits clear";
+    EXPECT_EQ(parking_lot::queued_count(&raw), 0u);
+  }
 }
 
 TEST(SemaphoreTest, LargeRequestsCompleteWhileSmallOnesKeepComing) {
