@@ -1278,8 +1278,9 @@ TEST_F(RwLockWordsTest, AnAbandonedGrantThatCarriesAnEndedWriterKeepsTheReport) 
 }
 
 TEST_F(RwLockWordsTest, ABlockedLockWhoseOwnAsyncWaitIsGrantedTheWriteLockReportsADeadlock) {
-  // A fair turn hands the write lock to the Promise wait, which the blocked wait cannot release.
-  const FairnessOverride fair(FairnessForTesting::kAlways);
+  // Never a fair turn by the timer: a Promise wait whose thread is blocked in the same bucket is
+  // handed the lock all the same (it could not compete), and the blocked wait sees it.
+  const FairnessOverride barging(FairnessForTesting::kNever);
   // With an interrupt (what the binding always gives), the blocked wait watches the owner word.
   const auto never = [] { return false; };
   const Interrupt interrupt{std::chrono::milliseconds(1), never};
