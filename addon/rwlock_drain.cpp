@@ -56,15 +56,14 @@ Outcome RwLockWords::drain_or_enqueue(ThreadId self, Waiter& waiter, Deadline de
   const auto must_wait = [this] { return must_wait_for_readers(); };
   // In a region the drain waits on the lock's queue, whose wake-ups reach it from any process.
   const WaitSite* site = in_region() ? &kWaitSite : &kDrainSite;
-  // The readers it waits for can only leave, and reads are often short: a blocking drain spins
-  // before it parks, yields included, as any blocking waiter does (spin.h). No reader joins
-  // meanwhile, so a yield only gives the core to the readers it waits for. A drain that only
-  // paused had most of its writes wait for a wake-up, and the readers that arrived meanwhile
-  // queued for one each: one writer beside four re-entering readers (2 µs reads, 2 cores) left
-  // the readers 0.19x the reads of a hand-written lock of Atomics; with the yields, 0.69x, and
-  // the writer as many writes as that lock's (bench scenario rwlock_writer_share). In a region
-  // the drain is woken with every waiter of the lock, as before any spin.
-  const int spin_limit = waiter.blocking() && !in_region() ? spin_policy().limit : 0;
+  // The readers it waits for can only leave, and reads are often short: a blocking drain pauses a
+  // little before it parks, but never yields. With the yields of other blocking waiters (spin.h)
+  // one writer beside four re-entering readers (2 µs reads, 2 cores) left the readers more of the
+  // lock (0.69x the reads of a hand-written lock of Atomics, against 0.19x without), but in some
+  // runs the writer only 0.02 of the operations: a yield can give the core away for a whole time
+  // slice on a busy machine. The writer's share comes first. In a region the drain is woken with
+  // every waiter of the lock, as before any pause.
+  const int spin_limit = waiter.blocking() && !in_region() ? spin_policy().pause_rounds : 0;
   int spins = 0;
   for (;;) {
     switch (take_drained(self)) {
