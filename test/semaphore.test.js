@@ -448,6 +448,22 @@ describe('eventual fairness', () => {
     assertIdle(s, 5);
   });
 
+  it('a blocking wait behind its own thread\'s pending acquireAsync leaves the permit to it', { timeout: 30_000 }, async () => {
+    // The Promise cannot settle while its thread is blocked, so the permit waits for it; the
+    // blocking wait times out rather than take the permit out of turn or leave it free and lost.
+    const s = new Semaphore();
+    const agent = await startAgent(s);
+    const mine = s.acquireAsync(1);
+    const { started, reply } = agent.send('releaseLater', { n: 1, ms: 50 });
+    await withinLimit(started, 'worker starting releaseLater');
+    assert.equal(s.tryAcquire(1, 500), false, 'the earlier request is served first');
+    assert.equal(await withinLimit(reply, 'releaseLater'), true);
+    await withinLimit(mine, 'acquireAsync(1)');
+    assert.equal(s.available, 0);
+    s.release(1);
+    assertIdle(s, 1);
+  });
+
   it('a head that times out unblocks the smaller requests queued behind it', async () => {
     const s = new Semaphore(2);
     const head = assert.rejects(s.acquireAsync(5, { timeout: 10 }), TimeoutError);

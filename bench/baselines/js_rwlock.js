@@ -24,7 +24,12 @@ class JsRwLock {
     Atomics.add(words, WRITERS, 1);
     for (;;) {
       const state = Atomics.load(words, STATE);
-      if (state === 0 && Atomics.compareExchange(words, STATE, 0, -1) === 0) return;
+      if (state === 0) {
+        if (Atomics.compareExchange(words, STATE, 0, -1) === 0) return;
+        // A reader that had passed the WRITERS check got in first. Sleeping on 0 here would never
+        // wake once it left: no reader enters after it to change the word again.
+        continue;
+      }
       Atomics.wait(words, STATE, state);
     }
   }

@@ -49,7 +49,7 @@ function startWorkers(script, workerDatas, { timeLimitMs, onMessage } = {}) {
   const terminate = () => workers.forEach((worker) => worker.terminate());
   const timer = setTimeout(() => {
     timedOut = true;
-    const stuck = results.filter((r) => r === undefined).length;
+    const stuck = workers.length - results.filter((r) => r !== undefined).length;
     problems.push(`timed out after ${timeLimitMs} ms (${stuck} of ${workers.length} workers unfinished)`);
     // terminate() interrupts workers blocked in Atomics.wait or in parklock's sync waits, but
     // not every blocking wait (V8's Atomics.Mutex.lock is not interruptible): if workers are
