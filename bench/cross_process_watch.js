@@ -1,5 +1,5 @@
 'use strict';
-// What it costs a process that its relay watches many region words (addon/cross_process.h: a
+// What it costs a process that its relay watches many region words (addon/across_processes/cross_process.h: a
 // relay thread per 127 words). A holder process keeps up to 1,024 words locked for the whole run;
 // the processes measured queue waits that never end on some of them, so that they watch N words
 // in all, for each N of --words (default 1, 128 and 1,000). Measured in the same run, the

@@ -6,12 +6,12 @@
 
 #include "errors.h"
 #include "exports.h"
-#include "futex.h"
-#include "parking_lot.h"
+#include "lot/parking_lot.h"
+#include "lot/wait_step.h"
+#include "primitives/futex.h"
 #include "process_anchor.h"
 #include "shared_words.h"
 #include "thread_context.h"
-#include "wait_step.h"
 
 namespace parklock::binding {
 

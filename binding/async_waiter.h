@@ -17,10 +17,10 @@
 #include <cstdint>
 #include <memory>
 
+#include "across_processes/shared_region.h"
 #include "handle.h"
-#include "parking_lot.h"
-#include "shared_region.h"
-#include "wait_step.h"
+#include "lot/parking_lot.h"
+#include "lot/wait_step.h"
 
 namespace parklock::binding {
 

@@ -1,9 +1,9 @@
 // The native half of lib/barrier.js: arriving and waiting, so that the arrival that completes a
 // generation moves the barrier on and notifies every waiter in one call, and a wait that gives up
-// withdraws its arrival exactly when its generation has not completed (addon/barrier.h).
-#include "barrier.h"
+// withdraws its arrival exactly when its generation has not completed (addon/primitives/barrier.h).
 #include "exports.h"
 #include "handle.h"
+#include "primitives/barrier.h"
 #include "wait_calls.h"
 
 namespace parklock::binding {

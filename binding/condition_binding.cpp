@@ -1,9 +1,9 @@
 // The native half of lib/condition.js: waits (which release and re-acquire a Mutex) and notifies
 // that find waiters; JavaScript skips the addon when the condition's hint says nobody waits.
-#include "condition.h"
 #include "exports.h"
 #include "handle.h"
-#include "mutex.h"
+#include "primitives/condition.h"
+#include "primitives/mutex.h"
 #include "region_identity.h"
 #include "wait_calls.h"
 

@@ -8,14 +8,14 @@
 #include <cstdio>
 #include <string>
 
+#include "across_processes/shared_region.h"
 #include "errors.h"
 #include "exports.h"
-#include "futex.h"
 #include "handle.h"
+#include "lot/parking_lot.h"
+#include "lot/waits_for.h"
 #include "node_thread_ids.h"
-#include "parking_lot.h"
-#include "shared_region.h"
-#include "waits_for.h"
+#include "primitives/futex.h"
 
 namespace parklock::binding {
 

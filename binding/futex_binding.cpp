@@ -3,10 +3,10 @@
 #include <cmath>
 #include <limits>
 
-#include "cross_process.h"
+#include "across_processes/cross_process.h"
 #include "errors.h"
 #include "exports.h"
-#include "futex.h"
+#include "primitives/futex.h"
 #include "wait_calls.h"
 
 namespace parklock::binding {
@@ -14,7 +14,7 @@ namespace parklock::binding {
 namespace {
 
 // The word of a futex call: not one in sharedMemory(), whose other processes a notify(count)
-// could not reach without waking more than `count` (addon/futex.h).
+// could not reach without waking more than `count` (addon/primitives/futex.h).
 const std::int32_t* futex_word(const Napi::CallbackInfo& info) {
   const std::int32_t* word = shared_words(info, 0, 1);
   if (cross_process::is_shared(word)) {

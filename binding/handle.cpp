@@ -1,8 +1,8 @@
 #include "handle.h"
 
+#include "across_processes/shared_region.h"
 #include "errors.h"
 #include "exports.h"
-#include "shared_region.h"
 #include "shared_words.h"
 
 namespace parklock::binding {

@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "shared_region.h"
+#include "across_processes/shared_region.h"
 
 namespace parklock::binding {
 

@@ -6,7 +6,7 @@
 #include "errors.h"
 #include "exports.h"
 #include "handle.h"
-#include "latch.h"
+#include "primitives/latch.h"
 #include "wait_calls.h"
 
 namespace parklock::binding {

@@ -3,7 +3,7 @@
 #include "errors.h"
 #include "exports.h"
 #include "handle.h"
-#include "mutex.h"
+#include "primitives/mutex.h"
 #include "region_identity.h"
 #include "wait_calls.h"
 

@@ -5,7 +5,7 @@
 
 #include <optional>
 
-#include "thread_id.h"
+#include "lot/thread_id.h"
 
 namespace parklock::binding {
 

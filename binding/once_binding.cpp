@@ -3,7 +3,7 @@
 #include "errors.h"
 #include "exports.h"
 #include "handle.h"
-#include "once.h"
+#include "primitives/once.h"
 #include "region_identity.h"
 #include "wait_calls.h"
 

@@ -1,11 +1,11 @@
 // The identity a thread acts as on a word: its own ThreadId, or in a region other processes
-// share, its region identity (addon/shared_region.h).
+// share, its region identity (addon/across_processes/shared_region.h).
 #pragma once
 
 #include <napi.h>
 
+#include "across_processes/shared_region.h"
 #include "errors.h"
-#include "shared_region.h"
 
 namespace parklock::binding {
 

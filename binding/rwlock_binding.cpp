@@ -3,8 +3,8 @@
 #include "errors.h"
 #include "exports.h"
 #include "handle.h"
+#include "primitives/rwlock_steps.h"
 #include "region_identity.h"
-#include "rwlock_steps.h"
 #include "wait_calls.h"
 
 namespace parklock::binding {

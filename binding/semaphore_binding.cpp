@@ -7,7 +7,7 @@
 #include "errors.h"
 #include "exports.h"
 #include "handle.h"
-#include "semaphore.h"
+#include "primitives/semaphore.h"
 #include "wait_calls.h"
 
 namespace parklock::binding {

@@ -7,11 +7,11 @@
 #include <dlfcn.h>
 #endif
 
+#include "across_processes/shared_region.h"
 #include "errors.h"
 #include "exports.h"
 #include "node_thread_ids.h"
 #include "region_identity.h"
-#include "shared_region.h"
 #include "shared_words.h"
 #include "thread_context.h"
 

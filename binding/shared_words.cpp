@@ -2,9 +2,9 @@
 
 #include <cmath>
 
+#include "across_processes/shared_region.h"
 #include "errors.h"
 #include "process_memory.h"
-#include "shared_region.h"
 
 namespace parklock::binding {
 

@@ -30,9 +30,9 @@
 #include <vector>
 
 #include "async_waiter.h"
-#include "interrupt.h"
-#include "parking_lot.h"
-#include "thread_id.h"
+#include "lot/interrupt.h"
+#include "lot/parking_lot.h"
+#include "lot/thread_id.h"
 
 namespace parklock::binding {
 

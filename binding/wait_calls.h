@@ -13,8 +13,8 @@
 #include <utility>
 
 #include "async_waiter.h"
-#include "deadline.h"
 #include "handle.h"
+#include "lot/deadline.h"
 #include "shared_words.h"
 #include "thread_context.h"
 

@@ -1,10 +1,11 @@
 // wakeStats() -> { woken, futile, handedOff }: how the calling thread's blocked mutex waits have
-// fared after their wake-ups since the thread started (addon/wake_stats.h). For the benchmarks,
-// which count futile wake-ups per round next to the times; not part of the package's API.
+// fared after their wake-ups since the thread started (addon/primitives/wake_stats.h). For the
+// benchmarks, which count futile wake-ups per round next to the times; not part of the package's
+// API.
 #include <napi.h>
 
 #include "exports.h"
-#include "wake_stats.h"
+#include "primitives/wake_stats.h"
 
 namespace parklock::binding {
 namespace {

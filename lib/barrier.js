@@ -1,5 +1,5 @@
 'use strict';
-// Barrier: a reusable barrier for a fixed number of parties in two shared words (addon/barrier.h
+// Barrier: a reusable barrier for a fixed number of parties in two shared words (addon/primitives/barrier.h
 // documents the layout and the algorithm; the constants come from the addon). Arriving, waiting
 // and withdrawing all run in the addon (BarrierWord::arrive_and_wait, and its asynchronous form),
 // so the last arrival moves to the next generation and notifies every waiter in one call.
@@ -85,7 +85,7 @@ class Barrier extends Primitive {
     checkedParties(this.#words);
     const settlement = traceBlocking('barrier', () => native.barrierWait(handleOf(this), timeoutMs));
     // undefined: the worker is terminating and its pending exception unwinds this call; the
-    // arrival stands (addon/barrier.h).
+    // arrival stands (addon/primitives/barrier.h).
     if (settlement === undefined) return false;
     const result = passed(settlement);
     if (result === TIMED_OUT) throw timedOut(timeoutMs);

@@ -1,5 +1,5 @@
 'use strict';
-// Condition: a condition variable used with a Mutex (addon/condition.h). wait() releases the
+// Condition: a condition variable used with a Mutex (addon/primitives/condition.h). wait() releases the
 // mutex, sleeps until notified, and returns holding it again. notifyAll() moves the waiters onto
 // the mutex's queue instead of waking them all to fight over it. Notifying a condition nobody
 // waits on stays in JavaScript. In sharedMemory() it waits across processes, with a Mutex there.

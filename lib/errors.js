@@ -99,7 +99,7 @@ class OwnerDiedError extends Error {
 }
 
 // A blocking acquisition closed a cycle of threads each blocked waiting for a lock the next one
-// holds, and this thread is the one that gives up (addon/waits_for.h): it must now release what it
+// holds, and this thread is the one that gives up (addon/lot/waits_for.h): it must now release what it
 // holds, so that the others proceed. `cycle` starts with this thread: each step waits for the
 // lock `waitsFor` (its kind and address, as inspect() reports them), which the next step's thread
 // holds; the last step's lock is held by the first step's thread.
@@ -132,7 +132,7 @@ function corrupt(what) {
 }
 
 // The addon's words are in a sharedMemory() file that was truncated or overwritten while mapped
-// (addon/shared_region.h, Integrity): the same error as the addon throws when a call begins.
+// (addon/across_processes/shared_region.h, Integrity): the same error as the addon throws when a call begins.
 function regionLost() {
   return lockError(
     'ERR_PARKLOCK_REGION_LOST',
@@ -141,7 +141,7 @@ function regionLost() {
 }
 
 // A Condition in sharedMemory() found no room to count one more wait, in its word or in its
-// region's ledger (addon/registration_ledger.h), even after taking out the waits of processes
+// region's ledger (addon/across_processes/registration_ledger.h), even after taking out the waits of processes
 // that died.
 function tooManyWaiters() {
   return lockError(

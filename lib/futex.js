@@ -1,7 +1,7 @@
 'use strict';
 // futex: wait/notify on any Int32Array element of shared memory, like Atomics.wait/notify, but
 // with a Promise form that keeps its thread alive and can be cancelled, and blocking waits that
-// worker.terminate() interrupts. Its waiters are parklock's own (addon/futex.h): Atomics.notify
+// worker.terminate() interrupts. Its waiters are parklock's own (addon/primitives/futex.h): Atomics.notify
 // does not wake them and futex.notify does not wake Atomics.wait.
 const native = require('./native');
 const { traceBlocking } = require('./diagnostics');

@@ -15,7 +15,7 @@ export * from './types/shared_region.js';
 export * from './types/named_locks.js';
 export * from './types/postgres_locks.js';
 
-/** The shared-memory layouts, as the addon defines them (see addon/*.h). */
+/** The shared-memory layouts, as the addon defines them (see addon/primitives/*.h). */
 export const layouts: {
   readonly mutex: Readonly<Record<string, number>>;
   readonly condition: Readonly<Record<string, number>>;

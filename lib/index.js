@@ -16,7 +16,7 @@ const { locks } = require('./named_locks/process_locks');
 // Requires node-postgres only when a PostgresLockManager is made.
 const { PostgresLockManager } = require('./named_locks/postgres/postgres_lock_manager');
 
-// The shared-memory layouts, as the addon defines them (see addon/*.h).
+// The shared-memory layouts, as the addon defines them (see addon/primitives/*.h).
 const layouts = Object.freeze({
   mutex: Object.freeze({ ...native.mutexLayout }),
   latch: Object.freeze({ ...native.latchLayout }),

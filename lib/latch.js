@@ -1,5 +1,5 @@
 'use strict';
-// Latch: a single-use countdown latch in one shared word (addon/latch.h documents the layout and
+// Latch: a single-use countdown latch in one shared word (addon/primitives/latch.h documents the layout and
 // the algorithm; the constants come from the addon). Count-downs that leave the count above 0 are
 // one Atomics.compareExchange here; the one that opens the latch goes to the addon, which notifies
 // every waiter in the same call. Waits that find the latch closed run in the addon

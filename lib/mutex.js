@@ -1,5 +1,5 @@
 'use strict';
-// Mutex (alias AsyncLock): the three-state mutex of addon/mutex.h, whose word layout this file
+// Mutex (alias AsyncLock): the three-state mutex of addon/primitives/mutex.h, whose word layout this file
 // reads from the addon's exported constants. Both fast paths are one Atomics.compareExchange on
 // the word; the addon is entered only on contention.
 const native = require('./native');

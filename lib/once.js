@@ -1,5 +1,5 @@
 'use strict';
-// Once: a once-only initialization in one shared word (addon/once.h documents the layout and the
+// Once: a once-only initialization in one shared word (addon/primitives/once.h documents the layout and the
 // algorithm; the constants come from the addon). Becoming the runner and finishing a run nobody
 // waits for are one Atomics.compareExchange each here; the addon is entered only when the run is
 // taken (to wait for it) or waited for (to wake the waiters).

@@ -1,5 +1,5 @@
 'use strict';
-// The one place that reads the addon's settlements (native.settled: addon/wait_step.h's Outcome):
+// The one place that reads the addon's settlements (native.settled: addon/lot/wait_step.h's Outcome):
 // outcome() turns a settlement into what a call returns, or into the error it throws, in the
 // words of the primitive that asked. CANCELLED never reaches it: a cancelled
 // Promise wait rejects with its reason (./async_waits.js).

@@ -1,5 +1,5 @@
 'use strict';
-// RWLock: the readers-writer lock of addon/rwlock.h, on a state word and an owner word
+// RWLock: the readers-writer lock of addon/primitives/rwlock.h, on a state word and an owner word
 // (./rwlock_words.js). While nobody is parked, every lock and unlock is one
 // Atomics.compareExchange on the state word (plus the owner word for the named holds); the addon
 // is entered only to wait, or to hand the lock to parked waiters.
@@ -10,7 +10,7 @@
 // lock whose holder's thread ended is taken over by the next acquirer, with an OwnerDiedError; an
 // upgradable read lock whose holder's thread ended is released. In sharedMemory() the same holds
 // across processes (a holder's process that ended counts as its thread ending), but waiters
-// compete on each release instead of being served in order (addon/rwlock_across_processes.cpp).
+// compete on each release instead of being served in order (addon/primitives/rwlock_across_processes.cpp).
 const native = require('./native');
 const { definePlaceable } = require('./placeable');
 const { Primitive, wordsOf, handleOf, definePrimitive, acrossProcesses } = require('./primitive');

@@ -1,5 +1,5 @@
 'use strict';
-// The RWLock's two words (addon/rwlock.h: a state word and an owner word): what the state means,
+// The RWLock's two words (addon/primitives/rwlock.h: a state word and an owner word): what the state means,
 // which values are corrupt, the errors that name them, and the CAS steps that take a hold while
 // nobody is parked, each a function of the words. `me` is what the owner word names this thread
 // by: its threadId, or in sharedMemory() its identity in that region.
@@ -20,7 +20,7 @@ function readersOf(state) {
   return state >>> READER_SHIFT;
 }
 
-// Values no operation writes (see the table in addon/rwlock.h).
+// Values no operation writes (see the table in addon/primitives/rwlock.h).
 function isCorrupt(state) {
   return (
     state < 0 ||

@@ -1,5 +1,5 @@
 'use strict';
-// Semaphore: the eventually fair counting semaphore of addon/semaphore.h, whose word layout this
+// Semaphore: the eventually fair counting semaphore of addon/primitives/semaphore.h, whose word layout this
 // file reads from the addon's exported constants. An acquire is one Atomics.compareExchange on the
 // word while enough permits are free and not set aside for the waiters (the hand-off bit): it may
 // take them past queued waiters (barging), which the addon bounds by its fairness interval. A

@@ -1,7 +1,7 @@
 'use strict';
 // sharedMemory(path, options): memory that several processes map from one file, in which
 // primitives wait across processes. The file's layout, how it is created and how long a process
-// keeps it mapped are addon/shared_region.h's: the mapping lasts while any buffer over it (and so
+// keeps it mapped are addon/across_processes/shared_region.h's: the mapping lasts while any buffer over it (and so
 // any primitive placed in it, or pending wait on one) or any waiter in the addon uses it, and goes
 // once the garbage collector has freed the last of them; there is no close(), which could unmap
 // memory that a primitive somewhere still points to. Remove the file with fs.rmSync() once no
@@ -169,7 +169,7 @@ function validateOptions(options) {
 // Opens the region at `path`, creating it (mode 0o600 unless told otherwise) if it does not exist
 // and `create` is not false; never follows a symbolic link at `path`. A region appears at its path
 // only once it is finished, so a creator killed at any moment leaves nothing behind; a file left
-// unfinished otherwise is repaired by an opener that may create (addon/shared_region.h).
+// unfinished otherwise is repaired by an opener that may create (addon/across_processes/shared_region.h).
 function sharedMemory(path, options) {
   path = validatePath(path);
   const { size, mode, create } = validateOptions(options);

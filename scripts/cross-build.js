@@ -7,17 +7,12 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { zig, zigEnv } = require('./toolchain');
 const { tool } = require('./check-binaries');
+const { filesUnder } = require('./source-files');
 
 const root = path.join(__dirname, '..');
 
 function sources() {
-  const list = [];
-  for (const dir of ['addon', 'binding']) {
-    for (const name of fs.readdirSync(path.join(root, dir)).sort()) {
-      if (name.endsWith('.cpp')) list.push(path.join(dir, name));
-    }
-  }
-  return list;
+  return [...filesUnder('addon'), ...filesUnder('binding')].filter((file) => file.endsWith('.cpp'));
 }
 
 function run(command, args) {

@@ -8,15 +8,12 @@
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
+const { filesUnder } = require('./source-files');
 
 const root = path.join(__dirname, '..');
 
 function sourceFiles() {
-  const files = ['CMakeLists.txt'];
-  for (const dir of ['addon', 'binding']) {
-    for (const name of fs.readdirSync(path.join(root, dir))) files.push(`${dir}/${name}`);
-  }
-  return files.sort();
+  return ['CMakeLists.txt', ...filesUnder('addon'), ...filesUnder('binding')].sort();
 }
 
 function sourceHash() {
@@ -43,7 +40,7 @@ function check() {
   return stale === 0;
 }
 
-module.exports = { sourceHash };
+module.exports = { sourceFiles, sourceHash };
 
 if (require.main === module) {
   if (process.argv.includes('--check')) process.exitCode = check() ? 0 : 1;

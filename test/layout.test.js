@@ -1,5 +1,5 @@
 'use strict';
-// The shared-memory layout constants the addon exports (addon/*.h) against what the JavaScript
+// The shared-memory layout constants the addon exports (addon/primitives/*.h) against what the JavaScript
 // side assumes, and against what actually appears in the word.
 const { describe, it } = require('node:test');
 const assert = require('node:assert/strict');
@@ -23,7 +23,7 @@ describe('mutex layout', () => {
     }
   });
 
-  it('matches addon/mutex.h: one int32 word, state in the low 2 bits, owner above', () => {
+  it('matches addon/primitives/mutex.h: one int32 word, state in the low 2 bits, owner above', () => {
     assert.equal(layout.WORDS, 1);
     assert.equal(layout.BYTES, 4);
     assert.equal(layout.ALIGN, 4);

@@ -1,5 +1,5 @@
 'use strict';
-// A region over its file's life and its process's (addon/shared_region.h): creation that a
+// A region over its file's life and its process's (addon/across_processes/shared_region.h): creation that a
 // SIGKILL at any moment cannot break, unfinished files repaired by the next opener, regions
 // unmapped once nothing uses them (so that remove-and-re-create can go on for ever), and a file
 // truncated under its users reported rather than taken for free locks.

@@ -10,7 +10,8 @@
 //
 // Each parklock line also counts, per round, the wake-ups of waiters that went on to compete for
 // the mutex ("woken") and those among them that found it taken and parked on it again ("futile"),
-// from the per-thread counters of addon/wake_stats.h, which each waiter adds up around its wait.
+// from the per-thread counters of addon/primitives/wake_stats.h, which each waiter adds up around
+// its wait.
 //
 // Names pair up by the part before the template argument, like mutex_bench.cpp:
 //   BM_WakeWaiters<RequeueAll>/8/manual_time   BM_WakeWaiters<NotifyOneEach>/8/manual_time
@@ -33,10 +34,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "condition.h"
-#include "mutex.h"
-#include "thread_id.h"
-#include "wake_stats.h"
+#include "lot/thread_id.h"
+#include "primitives/condition.h"
+#include "primitives/mutex.h"
+#include "primitives/wake_stats.h"
 
 namespace {
 

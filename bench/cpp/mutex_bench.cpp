@@ -15,7 +15,7 @@
 #include <mutex>
 #include <string>
 
-#include "mutex.h"
+#include "primitives/mutex.h"
 
 namespace {
 

@@ -1,7 +1,8 @@
 // Hand-off latency of the two Windows parkers the core could use: WaitOnAddress on a word (what
-// addon/thread_parker_windows.cpp does) and an SRW lock with a condition variable. Two threads pass
-// a token back and forth; each pass is one park and one unpark, as a lock hand-off is. Prints the
-// mean round trip of each. Built and run by bench/windows-parker.sh (zig, then Wine or Windows).
+// addon/os/thread_parker_windows.cpp does) and an SRW lock with a condition variable. Two threads
+// pass a token back and forth; each pass is one park and one unpark, as a lock hand-off is. Prints
+// the mean round trip of each. Built and run by bench/windows-parker.sh (zig, then Wine or
+// Windows).
 #if defined(_WIN32)
 
 #ifndef WIN32_LEAN_AND_MEAN

@@ -2,7 +2,7 @@
 // RWLock write contention: 1, 2, 4, 8 workers (16 on a machine with that many cores) taking the
 // write side of one RWLock in a loop, the critical section only incrementing the protected
 // counter, beside parklock's Mutex over the same sections. Both let running threads barge between
-// fair turns (addon/rwlock.cpp, "Barging"); what remains between the two rows is the RWLock's
+// fair turns (addon/primitives/rwlock.cpp, "Barging"); what remains between the two rows is the RWLock's
 // second word, the owner, which every acquisition and release writes beside the state.
 const { measureContended, CONTENDED_METRICS } = require('../support/contended');
 const { workerCounts } = require('../support/worker_counts');

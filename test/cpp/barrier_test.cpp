@@ -3,7 +3,7 @@
 // to the completion counting as passed), interrupts, uninitialized and corrupt words, generation
 // wrap-around, the one arrive step run as a Promise wait and blocking, and the self-contained
 // Barrier class.
-#include "barrier.h"
+#include "primitives/barrier.h"
 
 #include <gtest/gtest.h>
 
@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "atomic_ref.h"
-#include "futex.h"
+#include "lot/atomic_ref.h"
+#include "primitives/futex.h"
 #include "test_support.h"
 
 namespace parklock {

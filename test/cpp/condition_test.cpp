@@ -1,6 +1,6 @@
 // ConditionWord with real threads: waits release and re-acquire the mutex, notifications are
 // never lost (also against timeouts), and notify_all moves waiters onto a held mutex's queue.
-#include "condition.h"
+#include "primitives/condition.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "mutex.h"
+#include "primitives/mutex.h"
 #include "test_support.h"
 
 namespace parklock {

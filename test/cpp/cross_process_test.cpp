@@ -3,7 +3,7 @@
 // its wake_others(), or, in the second run of each test, not woken) reaches the waiters here
 // through the relay thread and each primitive's WaitSite::look_again. Real processes are in
 // test/shared_region.test.js. Native x86-64 Linux only, as shared_region_test.cpp.
-#include "cross_process.h"
+#include "across_processes/cross_process.h"
 
 #include <gtest/gtest.h>
 
@@ -13,13 +13,13 @@
 #include <thread>
 #include <vector>
 
-#include "condition.h"
-#include "futex.h"
-#include "latch.h"
-#include "mutex.h"
-#include "once.h"
-#include "rwlock.h"
-#include "semaphore.h"
+#include "primitives/condition.h"
+#include "primitives/futex.h"
+#include "primitives/latch.h"
+#include "primitives/mutex.h"
+#include "primitives/once.h"
+#include "primitives/rwlock.h"
+#include "primitives/semaphore.h"
 #include "temporary_region.h"
 #include "test_support.h"
 

@@ -1,5 +1,5 @@
 // futex::wait / notify with real threads, and the one wait step run as a Promise wait and blocking.
-#include "futex.h"
+#include "primitives/futex.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "atomic_ref.h"
+#include "lot/atomic_ref.h"
 #include "test_support.h"
 
 namespace parklock {

@@ -2,7 +2,7 @@
 // every waiter by the count-down that reaches 0 (and by no other), visibility of what counting
 // threads wrote, timeouts and interrupts, corrupt words, the one wait step run as a Promise wait
 // and blocking, and the self-contained Latch class.
-#include "latch.h"
+#include "primitives/latch.h"
 
 #include <gtest/gtest.h>
 
@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "atomic_ref.h"
-#include "futex.h"
+#include "lot/atomic_ref.h"
+#include "primitives/futex.h"
 #include "test_support.h"
 
 namespace parklock {

@@ -1,7 +1,7 @@
 // Tests of the three-state mutex (mutex.h) with real threads: exclusion, ownership checks,
 // corrupt words, the fairness handoff, FIFO order, timeouts and interrupts racing unlocks, and the
 // lock step (lock_or_enqueue / abandon_wake), as a Promise wait runs it.
-#include "mutex.h"
+#include "primitives/mutex.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "atomic_ref.h"
+#include "lot/atomic_ref.h"
 #include "test_support.h"
 
 namespace parklock {

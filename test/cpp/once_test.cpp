@@ -1,7 +1,7 @@
 // OnceWord: one runner at a time, waiters released by a completed run, a failed run left to the
 // next caller, and a run whose thread ended handed on with the report; the one BeginStep run both
 // blocking (wait_blocking) and as a Promise wait (PromiseWait), with real threads.
-#include "once.h"
+#include "primitives/once.h"
 
 #include <gtest/gtest.h>
 
@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <thread>
 
-#include "owner_death.h"
-#include "parking_lot.h"
+#include "lot/owner_death.h"
+#include "lot/parking_lot.h"
+#include "lot/thread_id.h"
 #include "test_support.h"
-#include "thread_id.h"
 
 namespace parklock {
 namespace {

@@ -1,7 +1,7 @@
 // Owner death: ended threads are recorded once and for all, a lock their thread held is taken
 // over by the next acquirer (lazily) or handed to the oldest waiter (at the end of the thread),
 // and the report that the owner ended is never lost on the way.
-#include "owner_death.h"
+#include "lot/owner_death.h"
 
 #include <gtest/gtest.h>
 
@@ -9,11 +9,11 @@
 #include <cstdint>
 #include <thread>
 
-#include "futex.h"
-#include "mutex.h"
-#include "parking_lot.h"
+#include "lot/parking_lot.h"
+#include "lot/thread_id.h"
+#include "primitives/futex.h"
+#include "primitives/mutex.h"
 #include "test_support.h"
-#include "thread_id.h"
 
 namespace parklock {
 namespace {

@@ -1,6 +1,6 @@
 // Tests of the parking lot (parking_lot.h) with real threads: validation, per-address FIFO order,
 // tokens, timeouts, interrupts, asynchronous waiters and the cancel-versus-wake contract.
-#include "parking_lot.h"
+#include "lot/parking_lot.h"
 
 #include <gtest/gtest.h>
 
@@ -17,9 +17,9 @@
 #include <utility>
 #include <vector>
 
-#include "atomic_ref.h"
-#include "futex.h"
-#include "mutex.h"
+#include "lot/atomic_ref.h"
+#include "primitives/futex.h"
+#include "primitives/mutex.h"
 #include "test_support.h"
 
 namespace parklock {

@@ -3,7 +3,7 @@
 // does after; a living identity's never are; a full ledger refuses until ended entries are taken.
 // The Condition that keeps it is tested in cross_process_test.cpp and shared_region.test.js.
 // Native x86-64 Linux only, as shared_region_test.cpp.
-#include "registration_ledger.h"
+#include "across_processes/registration_ledger.h"
 
 #include <gtest/gtest.h>
 

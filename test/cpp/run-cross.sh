@@ -24,7 +24,7 @@ build() {
   local started=$SECONDS
   "$zig" c++ -target "$zig_target" -O2 -std=c++20 -iquote addon \
     -isystem "$gtest_src/include" -I "$gtest_src" \
-    "$gtest_src/src/gtest-all.cc" "$gtest_src/src/gtest_main.cc" addon/*.cpp test/cpp/*_test.cpp \
+    "$gtest_src/src/gtest-all.cc" "$gtest_src/src/gtest_main.cc" addon/*/*.cpp test/cpp/*_test.cpp \
     "$@" -o "$out"
   echo "built $out in $((SECONDS - started)) s"
 }

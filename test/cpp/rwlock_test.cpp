@@ -16,10 +16,10 @@
 #include <thread>
 #include <vector>
 
-#include "atomic_ref.h"
-#include "owner_death.h"
-#include "rwlock_lockable.h"
-#include "rwlock_steps.h"
+#include "lot/atomic_ref.h"
+#include "lot/owner_death.h"
+#include "primitives/rwlock_lockable.h"
+#include "primitives/rwlock_steps.h"
 #include "test_support.h"
 
 namespace parklock {

@@ -5,7 +5,7 @@
 // are ever in use than exist, that no wake-up is lost and that timeouts and interrupts leak none;
 // many blocking threads over few permits (waiters spin before they queue), and a stopped waiter
 // leaving promptly from the spin or the queue.
-#include "semaphore.h"
+#include "primitives/semaphore.h"
 
 #include <gtest/gtest.h>
 
@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "atomic_ref.h"
+#include "lot/atomic_ref.h"
 #include "test_support.h"
 
 namespace parklock {

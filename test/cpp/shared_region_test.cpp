@@ -4,7 +4,7 @@
 // test/shared_region.test.js (a fork() without exec shares its parent's identities, so it cannot
 // stand for another process here). Native x86-64 Linux only: the emulated targets lack some of
 // the system calls (open-file-description locks).
-#include "shared_region.h"
+#include "across_processes/shared_region.h"
 
 #include <gtest/gtest.h>
 
@@ -22,9 +22,9 @@
 #include <utility>
 #include <vector>
 
+#include "lot/thread_id.h"
 #include "temporary_region.h"
 #include "test_support.h"
-#include "thread_id.h"
 
 namespace parklock {
 namespace {

@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "atomic_ref.h"
-#include "shared_region.h"
+#include "across_processes/shared_region.h"
+#include "lot/atomic_ref.h"
 
 namespace parklock::testing {
 

@@ -22,11 +22,11 @@
 #include <utility>
 #include <vector>
 
-#include "deadline.h"
-#include "interrupt.h"
-#include "parking_lot.h"
-#include "thread_id.h"
-#include "wait_step.h"
+#include "lot/deadline.h"
+#include "lot/interrupt.h"
+#include "lot/parking_lot.h"
+#include "lot/thread_id.h"
+#include "lot/wait_step.h"
 
 namespace parklock::testing {
 

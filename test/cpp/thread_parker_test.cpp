@@ -1,4 +1,4 @@
-#include "thread_parker.h"
+#include "lot/thread_parker.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <chrono>
 #include <thread>
 
-#include "interrupt.h"
+#include "lot/interrupt.h"
 #include "test_support.h"
 
 namespace parklock {

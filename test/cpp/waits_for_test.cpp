@@ -1,5 +1,5 @@
 // Deadlock detection across threads (waits_for.h), through the locks that publish their waits.
-#include "waits_for.h"
+#include "lot/waits_for.h"
 
 #include <gtest/gtest.h>
 
@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "interrupt.h"
-#include "mutex.h"
-#include "rwlock.h"
+#include "lot/interrupt.h"
+#include "primitives/mutex.h"
+#include "primitives/rwlock.h"
 #include "test_support.h"
 
 namespace parklock {

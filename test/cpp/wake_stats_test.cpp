@@ -1,13 +1,13 @@
 // Tests of the per-thread wake-up counters (wake_stats.h) that the benchmarks report: each
 // outcome of a blocked mutex wait's wake-up is counted once, on the thread that was woken.
-#include "wake_stats.h"
+#include "primitives/wake_stats.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdint>
 
-#include "mutex.h"
+#include "primitives/mutex.h"
 #include "test_support.h"
 
 namespace parklock {

@@ -6,13 +6,13 @@
 #include <utility>
 #include <vector>
 
-#include "condition.h"
-#include "futex.h"
-#include "mutex.h"
-#include "once.h"
-#include "owner_death.h"
-#include "rwlock.h"
-#include "semaphore.h"
+#include "lot/owner_death.h"
+#include "primitives/condition.h"
+#include "primitives/futex.h"
+#include "primitives/mutex.h"
+#include "primitives/once.h"
+#include "primitives/rwlock.h"
+#include "primitives/semaphore.h"
 
 namespace parklock {
 namespace {

@@ -2,7 +2,7 @@
 // Child mode "wakeup", one side of the wake-up measurement of bench/cross_process_watch.js: the
 // hand-off of child/ping_pong.js (the same three locks, the same turns), but each release waits
 // first until the other side is surely asleep in its lock(), so that every hand-off goes through
-// the waiting process's relay (addon/cross_process.h) rather than to a waiter still spinning.
+// the waiting process's relay (addon/across_processes/cross_process.h) rather than to a waiter still spinning.
 // The releaser stamps the region with the time (process.hrtime: CLOCK_MONOTONIC, one clock for
 // every process) just before it unlocks; the side that acquires reports how long after that its
 // lock() returned. Each side's relay watches spec.watched more words that nobody releases.

@@ -1,7 +1,7 @@
 'use strict';
 // What bench/cross_process_watch.js adds to the children: words that a holder process keeps
 // locked for the whole run, on which a child queues lockAsync() calls that never end, so that
-// its relay (addon/cross_process.h) watches that many words more; and what watching costs a
+// its relay (addon/across_processes/cross_process.h) watches that many words more; and what watching costs a
 // process that does nothing else.
 const { Mutex } = require('../../../lib');
 const { readyThenGo, openRegion } = require('./protocol');

@@ -1,0 +1,755 @@
+#include "across_processes/shared_region.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <mutex>
+#include <string>
+
+#include "lot/atomic_ref.h"
+
+#if defined(__linux__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <thread>
+
+#ifndef SEEK_DATA
+#define SEEK_DATA 3  // Linux's, where the C library's headers do not say it
+#endif
+#endif
+
+namespace parklock::shared_region {
+
+#if defined(__linux__)
+
+struct Region {
+  std::uint8_t* base = nullptr;  // the header; the user area follows it
+  std::uint64_t user_bytes = 0;
+  std::uint64_t identity = 0;  // the file's identity (header offset 16), as it was mapped
+  int fd = -1;                 // kept open: it carries this process's liveness locks
+  dev_t device = 0;
+  ino_t inode = 0;
+  // Uses (shared_region.h): taken by a holder of one, or under `registry`; the last given back
+  // under `registry`, so that a new use of a region found there cannot race its unmapping.
+  std::atomic<std::size_t> uses{1};
+  // Slots this process took, written under `taking`: a thread's slot is looked up here, not in
+  // the file, which another process could scribble on. Read without the lock by owner_ended().
+  std::mutex taking;
+  std::array<std::atomic<ThreadId>, kSlots> local_thread{};  // 0: not ours
+
+  std::size_t mapped_bytes() const { return kHeaderBytes + user_bytes; }
+  std::uintptr_t user_begin() const {
+    return reinterpret_cast<std::uintptr_t>(base) + kHeaderBytes;
+  }
+  std::uintptr_t user_end() const { return user_begin() + user_bytes; }
+  atomic_ref<std::uint32_t> word(std::size_t offset) const {
+    return atomic_ref<std::uint32_t>(*reinterpret_cast<std::uint32_t*>(base + offset));
+  }
+  atomic_ref<std::uint32_t> slot_field(std::size_t slot, std::size_t field) const {
+    return word(kSlotsOffset + slot * kSlotBytes + field * 4);
+  }
+  atomic_ref<std::uint32_t> generation(std::size_t slot) const { return slot_field(slot, 0); }
+  atomic_ref<std::uint32_t> pid(std::size_t slot) const { return slot_field(slot, 1); }
+  atomic_ref<std::uint32_t> thread(std::size_t slot) const { return slot_field(slot, 2); }
+  atomic_ref<std::uint32_t> state(std::size_t slot) const { return slot_field(slot, 3); }
+  // The file's identity as the header holds it now.
+  std::uint64_t identity_in_file() const {
+    return std::uint64_t{word(kIdentityOffset).load(std::memory_order_relaxed)} |
+           (std::uint64_t{word(kIdentityOffset + 4).load(std::memory_order_relaxed)} << 32);
+  }
+};
+
+namespace {
+
+// The regions mapped, as spans of user memory, walked without a lock by region_at() on every
+// parking-lot operation while any is mapped. Changes (a region mapped or released) are made under
+// `registry`, and `changes` is odd while they are under way: a walk that saw it change looks
+// again (a sequence lock), so that it never takes one region's start with another's end. The
+// first `mapped_count` spans are in use, in the order of their addresses, which do not overlap.
+struct Span {
+  std::atomic<std::uintptr_t> begin{0};
+  std::atomic<std::uintptr_t> end{0};
+  std::atomic<Region*> region{nullptr};
+};
+std::array<Span, kMostRegions> spans;
+std::atomic<std::uint32_t> changes{0};
+using detail::mapped_count;
+std::mutex registry;
+
+// Makes `changes` odd for its lifetime; the caller holds `registry`.
+class Changing {
+ public:
+  Changing() {
+    changes.store(changes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+  }
+  ~Changing() {
+    changes.store(changes.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+  Changing(const Changing&) = delete;
+  Changing& operator=(const Changing&) = delete;
+};
+
+void set_span(std::size_t index, std::uintptr_t begin, std::uintptr_t end, Region* region) {
+  spans[index].begin.store(begin, std::memory_order_release);
+  spans[index].end.store(end, std::memory_order_release);
+  spans[index].region.store(region, std::memory_order_release);
+}
+
+void copy_span(std::size_t to, std::size_t from) {
+  set_span(to, spans[from].begin.load(std::memory_order_relaxed),
+           spans[from].end.load(std::memory_order_relaxed),
+           spans[from].region.load(std::memory_order_relaxed));
+}
+
+// Under `registry`, with `changes` odd: `region` takes its place in the order of addresses.
+void insert_span(Region* region) {
+  const std::size_t count = mapped_count.load(std::memory_order_relaxed);
+  std::size_t at = count;
+  for (; at > 0 && spans[at - 1].begin.load(std::memory_order_relaxed) > region->user_begin();
+       --at) {
+    copy_span(at, at - 1);
+  }
+  set_span(at, region->user_begin(), region->user_end(), region);
+  mapped_count.store(count + 1, std::memory_order_relaxed);
+}
+
+// Under `registry`, with `changes` odd: the spans after `region`'s move up into its place.
+void remove_span(const Region* region) {
+  const std::size_t count = mapped_count.load(std::memory_order_relaxed);
+  std::size_t at = 0;
+  while (at < count && spans[at].region.load(std::memory_order_relaxed) != region) ++at;
+  if (at == count) return;
+  for (; at + 1 < count; ++at) copy_span(at, at + 1);
+  set_span(count - 1, 0, 0, nullptr);
+  mapped_count.store(count - 1, std::memory_order_relaxed);
+}
+
+bool file_intact(const Region& region);
+
+// Whether the file still holds every byte mapped and the header this process mapped. Checks the
+// file's length first: reading a mapped page past the end of a truncated file raises SIGBUS.
+bool whole_and_intact(const Region& region) {
+  struct stat now {};
+  return fstat(region.fd, &now) == 0 &&
+         static_cast<std::uint64_t>(now.st_size) >= region.mapped_bytes() && file_intact(region);
+}
+
+// Under `registry`: the region of this file, if this process has it mapped and the file still
+// holds what was mapped (a mapping of a file truncated since stays for its users, but a new
+// opener maps the file as it is now).
+Region* mapped_file(const struct stat& info) {
+  const std::size_t count = mapped_count.load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < count; ++i) {
+    Region* region = spans[i].region.load(std::memory_order_relaxed);
+    if (region->device == info.st_dev && region->inode == info.st_ino &&
+        whole_and_intact(*region)) {
+      return region;
+    }
+  }
+  return nullptr;
+}
+
+bool byte_lock(int fd, std::int64_t byte, short type) {
+  struct flock lock {};
+  lock.l_type = type;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = byte;
+  lock.l_len = 1;
+  return fcntl(fd, F_OFD_SETLK, &lock) == 0;
+}
+
+bool liveness_lock(const Region& region, std::size_t slot, short type) {
+  return byte_lock(region.fd, kLivenessBase + static_cast<std::int64_t>(slot), type);
+}
+
+// Whether some open file description (another process's: ours never conflicts with itself)
+// holds the liveness lock of `slot`.
+bool liveness_held_elsewhere(const Region& region, std::size_t slot) {
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = kLivenessBase + static_cast<std::int64_t>(slot);
+  lock.l_len = 1;
+  if (fcntl(region.fd, F_OFD_GETLK, &lock) != 0) return true;  // cannot tell: assume alive
+  return lock.l_type != F_UNLCK;
+}
+
+constexpr ThreadId identity_of(std::size_t slot, std::uint32_t generation) {
+  return kRegionIdentity |
+         static_cast<ThreadId>((generation & ((1u << kGenerationBits) - 1)) << kSlotBits) |
+         static_cast<ThreadId>(slot);
+}
+
+constexpr std::size_t slot_of(ThreadId identity) {
+  return static_cast<std::size_t>(identity) & ((std::size_t{1} << kSlotBits) - 1);
+}
+
+// Whether `slot`, as another process or an ended thread left it, may be taken again.
+bool slot_is_dead(const Region& region, std::size_t slot, std::uint32_t state) {
+  switch (state) {
+    case kFree:
+    case kEnded:
+      return true;
+    case kLive:
+      return region.local_thread[slot] == kNoThread && !liveness_held_elsewhere(region, slot);
+    default:  // kClaiming: another process is taking it
+      return false;
+  }
+}
+
+ThreadId take_slot(Region& region, ThreadId thread) {
+  for (std::size_t slot = 0; slot < kSlots; ++slot) {
+    std::uint32_t state = region.state(slot).load(std::memory_order_acquire);
+    if (!slot_is_dead(region, slot, state)) continue;
+    if (!region.state(slot).compare_exchange_strong(state, kClaiming, std::memory_order_acq_rel)) {
+      continue;
+    }
+    // Held only if a process took the slot and was still alive after all: put it back.
+    if (!liveness_lock(region, slot, F_WRLCK)) {
+      region.state(slot).store(state, std::memory_order_release);
+      continue;
+    }
+    const std::uint32_t generation = region.generation(slot).load(std::memory_order_relaxed) + 1;
+    region.generation(slot).store(generation, std::memory_order_relaxed);
+    region.pid(slot).store(static_cast<std::uint32_t>(getpid()), std::memory_order_relaxed);
+    region.thread(slot).store(static_cast<std::uint32_t>(thread), std::memory_order_relaxed);
+    region.state(slot).store(kLive, std::memory_order_release);
+    region.local_thread[slot] = thread;
+    return identity_of(slot, generation);
+  }
+  return kNoThread;
+}
+
+bool file_intact(const Region& region) {
+  return region.word(0).load(std::memory_order_acquire) == kMagic &&
+         region.identity_in_file() == region.identity;
+}
+
+Opened failure(OpenError error, int error_number = 0) {
+  Opened opened;
+  opened.error = error;
+  opened.error_number = error_number;
+  return opened;
+}
+
+Opened opened_from(Region* region) {
+  Opened opened;
+  opened.region = region;
+  opened.words = reinterpret_cast<std::int32_t*>(region->user_begin());
+  opened.size = region->user_bytes;
+  return opened;
+}
+
+// A number that tells this file from every other made at the same path: it need not be secret.
+std::uint64_t new_file_identity() {
+  static std::atomic<std::uint64_t> made{0};
+  std::uint64_t x =
+      static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+      (static_cast<std::uint64_t>(getpid()) << 40) ^
+      (made.fetch_add(1, std::memory_order_relaxed) * 0x9e3779b97f4a7c15u);
+  // splitmix64's finalizer spreads the bits.
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+  x ^= x >> 31;
+  return x == 0 ? 1 : x;
+}
+
+// Maps the whole file `fd` (kHeaderBytes + `size` bytes, which it holds): a Region not yet
+// registered, which owns `fd` from then on.
+Region* map_file(int fd, const struct stat& info, std::uint64_t size, OpenError* error,
+                 int* error_number) {
+  void* base = mmap(nullptr, kHeaderBytes + size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) {
+    *error = OpenError::kSystem;
+    *error_number = errno;
+    return nullptr;
+  }
+  auto* region = new Region();
+  region->base = static_cast<std::uint8_t*>(base);
+  region->user_bytes = size;
+  region->fd = fd;
+  region->device = info.st_dev;
+  region->inode = info.st_ino;
+  return region;
+}
+
+void unmap(Region* region) {
+  munmap(region->base, region->mapped_bytes());
+  close(region->fd);
+  delete region;
+}
+
+// Makes the mapped, zeroed file of `region` a region: the magic goes last, so that an opener that
+// sees it sees the rest.
+void write_header(Region& region) {
+  region.identity = new_file_identity();
+  region.word(4).store(kVersion, std::memory_order_relaxed);
+  region.word(8).store(static_cast<std::uint32_t>(region.user_bytes), std::memory_order_relaxed);
+  region.word(12).store(static_cast<std::uint32_t>(region.user_bytes >> 32),
+                        std::memory_order_relaxed);
+  region.word(kIdentityOffset)
+      .store(static_cast<std::uint32_t>(region.identity), std::memory_order_relaxed);
+  region.word(kIdentityOffset + 4)
+      .store(static_cast<std::uint32_t>(region.identity >> 32), std::memory_order_relaxed);
+  region.word(0).store(kMagic, std::memory_order_release);
+}
+
+// Registers `region` (one use, the caller's), or gives it up if this process has the most
+// regions mapped. Or, where another thread of this process mapped the same file meanwhile, gives
+// `region` up and returns a new use of that one.
+Opened publish(Region* region, bool created) {
+  {
+    const std::lock_guard<std::mutex> guard(registry);
+    struct stat info {};
+    info.st_dev = region->device;
+    info.st_ino = region->inode;
+    Region* already = mapped_file(info);
+    const std::size_t count = mapped_count.load(std::memory_order_relaxed);
+    if (already == nullptr && count < kMostRegions) {
+      const Changing changing;
+      insert_span(region);
+      Opened opened = opened_from(region);
+      opened.created = created;
+      return opened;
+    }
+    if (already != nullptr) already->uses.fetch_add(1, std::memory_order_relaxed);
+    unmap(region);
+    if (already != nullptr) return opened_from(already);
+  }
+  return failure(OpenError::kTooMany);
+}
+
+// Whether a file without the magic holds nothing but what a creator that did not finish leaves:
+// zeros, but for the version, the size and the identity, which a creator (of this layout, or
+// of the earlier one) writes before the magic; and no more bytes than a region has. Anything else
+// is not a region's, and not ours to overwrite. Past the header, only the file's data extents
+// are read (SEEK_DATA): a creator's file is sized with ftruncate, which allocates nothing.
+bool only_unfinished_zeros(int fd, std::uint64_t file_bytes, const std::uint8_t* header,
+                           std::size_t length) {
+  if (file_bytes > kHeaderBytes + kMaxUserBytes) return false;
+  const auto zero = [](std::uint8_t byte) { return byte == 0; };
+  if (!std::all_of(header, header + std::min<std::size_t>(length, 4), zero) ||
+      !std::all_of(header + std::min<std::size_t>(length, kIdentityOffset + 8), header + length,
+                   zero)) {
+    return false;
+  }
+  std::array<std::uint8_t, 65536> chunk;
+  auto at = static_cast<off_t>(length);
+  while (static_cast<std::uint64_t>(at) < file_bytes) {
+    const off_t data = lseek(fd, at, SEEK_DATA);
+    if (data < 0) return errno == ENXIO;  // no data past `at`: holes read as zeros
+    const ssize_t got = pread(fd, chunk.data(), chunk.size(), data);
+    if (got <= 0) return got == 0;
+    if (!std::all_of(chunk.data(), chunk.data() + got, zero)) return false;
+    at = data + got;
+  }
+  return true;
+}
+
+// What the header of an existing file says, read through a read-only mapping of it: kNone with
+// the region's size, kUnfinished (no magic yet, and nothing but an unfinished region's zeros),
+// or why it is not a region.
+Opened read_header(int fd, std::uint64_t file_bytes) {
+  if (file_bytes == 0) return failure(OpenError::kUnfinished);
+  const std::size_t length = std::min<std::uint64_t>(file_bytes, kHeaderBytes);
+  void* mapped = mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
+  if (mapped == MAP_FAILED) return failure(OpenError::kSystem, errno);
+  const auto* header = static_cast<const std::uint8_t*>(mapped);
+  const auto field = [header](std::size_t offset) {
+    return atomic_ref<const std::uint32_t>(*reinterpret_cast<const std::uint32_t*>(header + offset))
+        .load(std::memory_order_acquire);
+  };
+  Opened checked;
+  if (length < 4 || field(0) != kMagic) {
+    checked =
+        failure(only_unfinished_zeros(fd, file_bytes, header, length) ? OpenError::kUnfinished
+                                                                      : OpenError::kNotARegion);
+  } else if (length < kHeaderBytes) {
+    checked = failure(OpenError::kTooSmall);
+  } else if (field(4) != kVersion) {
+    checked.error = OpenError::kVersion;
+    checked.found_version = field(4);
+  } else {
+    checked.size = std::uint64_t{field(8)} | (std::uint64_t{field(12)} << 32);
+    if (checked.size > kMaxUserBytes || kHeaderBytes + checked.size > file_bytes) {
+      checked = failure(OpenError::kTooSmall);
+    }
+  }
+  munmap(mapped, length);
+  return checked;
+}
+
+// An unfinished file (read_header()): repaired into a region of `size` user bytes under the init
+// lock, or, once another process's repair has finished, read again. Never waits longer than
+// kRepairWait, and only while another process holds the lock.
+Opened repair(int fd, bool may_repair, std::uint64_t size) {
+  const auto give_up = std::chrono::steady_clock::now() + kRepairWait;
+  while (!byte_lock(fd, kInitLock, F_WRLCK)) {
+    if (errno != EAGAIN && errno != EACCES) return failure(OpenError::kSystem, errno);
+    if (std::chrono::steady_clock::now() > give_up) return failure(OpenError::kBusy);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  // Under the lock: a repair that finished meanwhile shows in the file.
+  struct stat info {};
+  Opened result;
+  if (fstat(fd, &info) != 0) {
+    result = failure(OpenError::kSystem, errno);
+  } else {
+    result = read_header(fd, static_cast<std::uint64_t>(info.st_size));
+  }
+  if (result.error == OpenError::kUnfinished && may_repair) {
+    // Never shorter than the file: a process may still map it from before a truncation.
+    const auto file_bytes = static_cast<std::uint64_t>(info.st_size);
+    if (file_bytes > kHeaderBytes)
+      size = std::max<std::uint64_t>(size, (file_bytes - kHeaderBytes + 7) & ~std::uint64_t{7});
+    result = failure(OpenError::kSystem);
+    const int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (own < 0) {
+      result.error_number = errno;
+    } else if (ftruncate(own, static_cast<off_t>(kHeaderBytes + size)) != 0) {
+      // Sized, never emptied first: a process may still map the file from before a truncation
+      // (Integrity), and would fault on pages past a zero length. What it finds is zeros, or the
+      // words it wrote there since, which name identities of no live slot.
+      result.error_number = errno;
+      close(own);
+    } else if (Region* region = map_file(own, info, size, &result.error, &result.error_number)) {
+      write_header(*region);
+      result = publish(region, /*created=*/true);
+    } else {
+      close(own);
+    }
+  }
+  byte_lock(fd, kInitLock, F_UNLCK);
+  return result;
+}
+
+}  // namespace
+
+bool supported() noexcept {
+  return true;
+}
+
+namespace {
+
+// Makes the region file, finished, and links it at `path`: `unnamed` (O_TMPFILE in `directory`,
+// linked through /proc/self/fd), or under a temporary name in `directory`, removed once linked.
+// kUnsupported: that way is not available here (no O_TMPFILE or no /proc for the unnamed way, no
+// hard links for the named one).
+Opened make_and_link(const char* path, const std::string& directory, unsigned mode,
+                     std::uint64_t size, bool unnamed) {
+  std::string temporary;
+  int fd;
+  if (unnamed) {
+    fd = open(directory.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
+    if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+      return failure(OpenError::kUnsupported);
+    }
+  } else {
+    // A short name, so that a long target name does not make it too long.
+    temporary = directory + "/.parklock-" + std::to_string(getpid()) + "-" +
+                std::to_string(new_file_identity() % 1000000007u);
+    fd = open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  }
+  if (fd < 0) return failure(OpenError::kSystem, errno);
+  struct stat info {};
+  OpenError error = OpenError::kSystem;
+  int error_number = 0;
+  Region* region = nullptr;
+  if (ftruncate(fd, static_cast<off_t>(kHeaderBytes + size)) != 0 || fstat(fd, &info) != 0) {
+    error_number = errno;
+    close(fd);
+  } else if ((region = map_file(fd, info, size, &error, &error_number)) == nullptr) {
+    close(fd);
+  }
+  if (region == nullptr) {
+    if (!temporary.empty()) unlink(temporary.c_str());
+    return failure(error, error_number);
+  }
+  write_header(*region);
+  int linked;
+  if (unnamed) {
+    const std::string self = "/proc/self/fd/" + std::to_string(fd);
+    linked = linkat(AT_FDCWD, self.c_str(), AT_FDCWD, path, AT_SYMLINK_FOLLOW);
+  } else {
+    linked = link(temporary.c_str(), path);
+  }
+  const int link_error = errno;
+  if (!temporary.empty()) unlink(temporary.c_str());
+  if (linked != 0) {
+    unmap(region);
+    const bool unsupported = unnamed ? link_error == ENOENT && access("/proc/self/fd", F_OK) != 0
+                                     : link_error == EPERM || link_error == EXDEV ||
+                                           link_error == EOPNOTSUPP || link_error == EMLINK;
+    if (unsupported) return failure(OpenError::kUnsupported);
+    return failure(link_error == EEXIST ? OpenError::kExists : OpenError::kSystem, link_error);
+  }
+  return publish(region, /*created=*/true);
+}
+
+// The last way, for a file system without hard links: the file is made empty at `path` and made
+// a region in place, as the repair of an unfinished file is (adopt()), so that a kill in between
+// leaves a file the next opener repairs.
+Opened make_in_place(const char* path, unsigned mode, std::uint64_t size) {
+  const int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) return failure(errno == EEXIST ? OpenError::kExists : OpenError::kSystem, errno);
+  Opened made = adopt(fd, /*may_repair=*/true, size);
+  close(fd);
+  return made;
+}
+
+}  // namespace
+
+Opened create(const char* path, unsigned mode, std::uint64_t size) {
+  if (size > kMaxUserBytes) return failure(OpenError::kTooSmall);
+  const std::string target(path);
+  const std::size_t slash = target.find_last_of('/');
+  const std::string directory =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : target.substr(0, slash));
+  Opened made = make_and_link(path, directory, mode, size, /*unnamed=*/true);
+  if (made.error == OpenError::kUnsupported) {
+    made = make_and_link(path, directory, mode, size, /*unnamed=*/false);
+  }
+  if (made.error == OpenError::kUnsupported) made = make_in_place(path, mode, size);
+  return made;
+}
+
+Opened adopt(int caller_fd, bool may_repair, std::uint64_t size) {
+  if (size > kMaxUserBytes) return failure(OpenError::kTooSmall);
+  struct stat info {};
+  if (fstat(caller_fd, &info) != 0) return failure(OpenError::kSystem, errno);
+  if (!S_ISREG(info.st_mode)) return failure(OpenError::kNotRegular);
+  if (info.st_uid != geteuid()) return failure(OpenError::kForeignOwner);
+  {
+    const std::lock_guard<std::mutex> guard(registry);
+    if (Region* region = mapped_file(info)) {
+      if (size > region->user_bytes) return failure(OpenError::kTooSmall);
+      region->uses.fetch_add(1, std::memory_order_relaxed);
+      return opened_from(region);
+    }
+  }
+  Opened header = read_header(caller_fd, static_cast<std::uint64_t>(info.st_size));
+  if (header.error == OpenError::kUnfinished) {
+    header = repair(caller_fd, may_repair, size != 0 ? size : kDefaultBytes);
+    if (header.region != nullptr) return header;
+  }
+  if (header.error != OpenError::kNone) return header;
+  if (size > header.size) return failure(OpenError::kTooSmall);
+  const int fd = fcntl(caller_fd, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) return failure(OpenError::kSystem, errno);
+  OpenError error = OpenError::kNone;
+  int error_number = 0;
+  Region* region = map_file(fd, info, header.size, &error, &error_number);
+  if (region == nullptr) {
+    close(fd);
+    return failure(error, error_number);
+  }
+  region->identity = region->identity_in_file();
+  return publish(region, /*created=*/false);
+}
+
+void retain(Region* region) noexcept {
+  region->uses.fetch_add(1, std::memory_order_relaxed);
+}
+
+void release(Region* region) noexcept {
+  {
+    const std::lock_guard<std::mutex> guard(registry);
+    if (region->uses.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    const Changing changing;
+    remove_span(region);
+  }
+  // Nobody here uses it: this process's identities there end (closing the descriptor drops their
+  // liveness locks too), unless the file is no longer the one mapped.
+  if (whole_and_intact(*region)) {
+    for (std::size_t slot = 0; slot < kSlots; ++slot) {
+      if (region->local_thread[slot] != kNoThread) {
+        region->state(slot).store(kEnded, std::memory_order_release);
+      }
+    }
+  }
+  unmap(region);
+}
+
+bool intact(const Region* region) noexcept {
+  return file_intact(*region);
+}
+
+Region* region_at(const void* address) noexcept {
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  for (;;) {
+    const std::uint32_t before = changes.load(std::memory_order_acquire);
+    if ((before & 1) == 0) {
+      // The last span that begins at or before `at` is the only one that may hold it.
+      std::size_t low = 0;
+      std::size_t high = std::min(mapped_count.load(std::memory_order_relaxed), kMostRegions);
+      while (low < high) {
+        const std::size_t middle = low + (high - low) / 2;
+        if (spans[middle].begin.load(std::memory_order_acquire) <= at) {
+          low = middle + 1;
+        } else {
+          high = middle;
+        }
+      }
+      Region* found = nullptr;
+      if (low > 0 && at < spans[low - 1].end.load(std::memory_order_acquire)) {
+        found = spans[low - 1].region.load(std::memory_order_acquire);
+      }
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (changes.load(std::memory_order_relaxed) == before) return found;
+    }
+    // A region is being mapped or released: a few stores under `registry`.
+    std::this_thread::yield();
+  }
+}
+ThreadId identity_in_region(const void* word, ThreadId thread) noexcept {
+  Region* region = region_at(word);
+  if (region == nullptr) return thread;
+  // The identity this OS thread used last. Still its own while the slot names `thread` and the
+  // generation is unchanged: only end_identities() gives a slot up, and only taking it bumps it.
+  thread_local struct {
+    const Region* region = nullptr;
+    ThreadId thread = kNoThread;
+    ThreadId identity = kNoThread;
+  } last;
+  if (last.region == region && last.thread == thread) {
+    const std::size_t slot = slot_of(last.identity);
+    if (region->local_thread[slot] == thread &&
+        identity_of(slot, region->generation(slot).load(std::memory_order_relaxed)) ==
+            last.identity) {
+      return last.identity;
+    }
+  }
+  ThreadId identity = kNoThread;
+  {
+    const std::lock_guard<std::mutex> guard(region->taking);
+    for (std::size_t slot = 0; slot < kSlots && identity == kNoThread; ++slot) {
+      if (region->local_thread[slot] == thread) {
+        identity = identity_of(slot, region->generation(slot).load(std::memory_order_relaxed));
+      }
+    }
+    if (identity == kNoThread) identity = take_slot(*region, thread);
+  }
+  if (identity != kNoThread) last = {region, thread, identity};
+  return identity;
+}
+
+bool region_owner_ended(const void* word, ThreadId owner) noexcept {
+  const Region* region = region_at(word);
+  // Outside every region a word names this process's threads, whatever their bits.
+  if (region == nullptr) return thread_ended(owner);
+  const std::size_t slot = slot_of(owner);
+  if (slot >= kSlots) return true;  // no slot ever made that identity
+  const std::uint32_t state = region->state(slot).load(std::memory_order_acquire);
+  if (identity_of(slot, region->generation(slot).load(std::memory_order_acquire)) != owner) {
+    return true;  // the slot was taken again: its old owner ended
+  }
+  if (state != kLive) return true;
+  const ThreadId local = region->local_thread[slot];
+  if (local != kNoThread) return thread_ended(local);
+  return !liveness_held_elsewhere(*region, slot);
+}
+
+std::size_t end_identities(ThreadId thread, ThreadId* out, std::size_t capacity) noexcept {
+  std::size_t count = 0;
+  // Under `registry`, so that no region is released while its slots are looked at.
+  const std::lock_guard<std::mutex> registered(registry);
+  const std::size_t regions = mapped_count.load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < regions && count < capacity; ++i) {
+    Region* region = spans[i].region.load(std::memory_order_relaxed);
+    const std::lock_guard<std::mutex> guard(region->taking);
+    for (std::size_t slot = 0; slot < kSlots; ++slot) {
+      if (region->local_thread[slot] != thread) continue;
+      region->local_thread[slot] = kNoThread;
+      // Into a file truncated since, nothing more is written: it is the next opener's to judge.
+      if (whole_and_intact(*region)) {
+        region->state(slot).store(kEnded, std::memory_order_release);
+      }
+      liveness_lock(*region, slot, F_UNLCK);
+      out[count++] = identity_of(slot, region->generation(slot).load(std::memory_order_relaxed));
+      break;
+    }
+  }
+  return count;
+}
+
+IdentityInfo describe(const void* word, ThreadId identity) noexcept {
+  const Region* region = region_at(word);
+  if (region == nullptr || !is_region_identity(identity)) return {};
+  const std::size_t slot = slot_of(identity);
+  if (slot >= kSlots ||
+      identity_of(slot, region->generation(slot).load(std::memory_order_acquire)) != identity) {
+    return {};
+  }
+  return {static_cast<std::int32_t>(region->pid(slot).load(std::memory_order_relaxed)),
+          static_cast<ThreadId>(region->thread(slot).load(std::memory_order_relaxed)),
+          region->local_thread[slot].load(std::memory_order_relaxed)};
+}
+
+// --- The registration ledger ---
+
+LedgerPlace ledger_place(const void* word) noexcept {
+  const Region* region = region_at(word);
+  if (region == nullptr) return {};
+  return {reinterpret_cast<std::uint64_t*>(region->base + kLedgerOffset),
+          reinterpret_cast<std::uint8_t*>(region->user_begin()), region->user_bytes};
+}
+
+#else  // no cross-process waits here yet
+
+struct Region {};
+
+bool supported() noexcept {
+  return false;
+}
+Opened create(const char*, unsigned, std::uint64_t) {
+  Opened opened;
+  opened.error = OpenError::kUnsupported;
+  return opened;
+}
+Opened adopt(int, bool, std::uint64_t) {
+  Opened opened;
+  opened.error = OpenError::kUnsupported;
+  return opened;
+}
+void retain(Region*) noexcept {}
+void release(Region*) noexcept {}
+bool intact(const Region*) noexcept {
+  return true;
+}
+Region* region_at(const void*) noexcept {
+  return nullptr;
+}
+ThreadId identity_in_region(const void*, ThreadId thread) noexcept {
+  return thread;
+}
+bool region_owner_ended(const void*, ThreadId owner) noexcept {
+  return thread_ended(owner);  // no region: a word names this process's threads
+}
+std::size_t end_identities(ThreadId, ThreadId*, std::size_t) noexcept {
+  return 0;
+}
+IdentityInfo describe(const void*, ThreadId) noexcept {
+  return {};
+}
+LedgerPlace ledger_place(const void*) noexcept {
+  return {};
+}
+
+#endif
+
+RegionUse RegionUse::of(const void* address) noexcept {
+  return another(any_mapped() ? region_at(address) : nullptr);
+}
+
+RegionUse RegionUse::another(Region* region) noexcept {
+  if (region != nullptr) retain(region);
+  return RegionUse(region);
+}
+
+}  // namespace parklock::shared_region
