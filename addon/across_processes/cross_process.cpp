@@ -106,10 +106,19 @@ void wake_others(const void* key) noexcept {
   syscall(SYS_futex, word_of(key), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
+void look_again_here(const void* key, const WaitSite* site) noexcept {
+  const bool was_relaying = relaying;
+  relaying = true;
+  site->look_again(key);
+  relaying = was_relaying;
+}
+
 #else
 
 void watch(const void*, const WaitSite*, std::int32_t) noexcept {}
 void wake_others(const void*) noexcept {}
+void look_again_here(const void*, const WaitSite*) noexcept {}
+void pause_relay_for_testing(bool) noexcept {}
 
 #endif
 

@@ -19,6 +19,10 @@
 //     are served in order within a process, and no process can keep the others' waiters from
 //     competing. What the relay does passes on a change that every relay saw, so it wakes no
 //     other process's relay.
+//     The oldest blocking waiter of a key in each process sleeps on the word itself as well
+//     (BlockingWaiter::park()), so that a release elsewhere reaches it with one wake-up instead
+//     of the relay's two; woken so, it does what the relay does. The relay still watches:
+//     nothing waits on that shortcut alone.
 //     A waiter that queues tells the relay the word as it read it before checking it; a word
 //     that reads otherwise by the time the relay sleeps has changed since, perhaps by a release
 //     that woke no relay here, and the waiters look again; so do they when a waiter queues having
@@ -56,6 +60,16 @@ void watch(const void* key, const WaitSite* site, std::int32_t seen) noexcept;
 // the relay woken might belong to a process whose waiters have just left, and the release would
 // reach nobody.
 void wake_others(const void* key) noexcept;
+
+// What the relay does when the word of the shared `key`, of a primitive of `site`, has changed
+// (WaitSite::look_again), done by a blocking waiter that was watching the word itself
+// (BlockingWaiter::park()): like the relay's, what it wakes passes on a change that every
+// process saw, so it wakes no other process.
+void look_again_here(const void* key, const WaitSite* site) noexcept;
+
+// Stops the relay threads from waking any waiter (and resumes them), process-wide: for tests of
+// what reaches a waiter without them. Changes they pass over meanwhile are not made up for.
+void pause_relay_for_testing(bool paused) noexcept;
 
 // The word a key waits on, which the kernel futex and the relay watch: every key lies within the
 // 4 bytes of its word (a mutex's or a semaphore's is the word, a futex key one byte past it).

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <thread>
@@ -18,7 +19,10 @@ namespace parklock::cross_process {
 
 namespace {
 
+std::atomic<bool> paused{false};
+
 void look_again(const Watched& watched) {
+  if (paused.load(std::memory_order_relaxed)) return;
   watched.site->look_again(watched.key);
 }
 
@@ -96,6 +100,10 @@ void take_stock(RelayShard& shard, std::mutex& lock, std::vector<Watched>& keys,
 }
 
 }  // namespace
+
+void pause_relay_for_testing(bool pause) noexcept {
+  paused.store(pause, std::memory_order_relaxed);
+}
 
 void RelayShard::announce() noexcept {
   atomic_ref<std::uint32_t>(changed).fetch_add(1, std::memory_order_release);

@@ -93,6 +93,16 @@ bool thread_blocked_in(const Bucket& bucket, ThreadId thread) {
   return false;
 }
 
+// Whether a blocking waiter is queued for `address` in `bucket` (its lock held).
+bool blocking_waiter_for(const Bucket& bucket, const void* address) {
+  if (bucket.blocking == 0) return false;
+  for (Waiter* w = ParkingLotAccess::first_for(bucket, address); w != nullptr;
+       w = ParkingLotAccess::first_for(bucket, address, w)) {
+    if (w->blocking()) return true;
+  }
+  return false;
+}
+
 // Restarts `bucket`'s fairness timer (its lock held), at a random point within
 // kFairnessInterval from `now`, so that buckets do not fall into step.
 void restart_fairness_timer(Bucket& bucket, Clock::time_point now) {
@@ -202,6 +212,27 @@ void deliver_or_defer(const Woken& woken, parking_lot::Wakeups* deferred) {
 
 }  // namespace
 
+ThreadParker::Wake BlockingWaiter::park(Deadline deadline) {
+  for (;;) {
+    if (watched_key_ == nullptr || address() != watched_key_) return parker_.park(deadline);
+    switch (parker_.park_watching(deadline, cross_process::word_of(watched_key_), watched_seen_)) {
+      case ThreadParker::WatchedWake::kUnparked:
+        return ThreadParker::Wake::kUnparked;
+      case ThreadParker::WatchedWake::kTimedOut:
+        return ThreadParker::Wake::kTimedOut;
+      case ThreadParker::WatchedWake::kInterrupted:
+        return ThreadParker::Wake::kInterrupted;
+      case ThreadParker::WatchedWake::kWordChanged:
+        // Moved meanwhile (requeue()): the relay looks after the key it left.
+        if (address() != watched_key_) break;
+        // Read before looking, as the relay does: a change after this read ends the next sleep.
+        watched_seen_ = cross_process::word_at(watched_key_);
+        cross_process::look_again_here(watched_key_, watched_site_);
+        break;
+    }
+  }
+}
+
 namespace parking_lot {
 
 bool enqueue(const void* address, Waiter& waiter, FunctionRef<bool()> validate,
@@ -214,6 +245,13 @@ bool enqueue(const void* address, Waiter& waiter, FunctionRef<bool()> validate,
     // Read before the check: whatever changes the word after this read, the relay finds changed.
     if (shared) seen = cross_process::word_at(address);
     if (!validate()) return false;
+    if (shared && waiter.blocking()) {
+      // BlockingWaiter is the only waiter that blocks. One watcher per key and process: every
+      // watcher would wake at every release and wake a waiter each (BlockingWaiter::park()).
+      const bool watches =
+          site != nullptr && site->look_again != nullptr && !blocking_waiter_for(bucket, address);
+      static_cast<BlockingWaiter&>(waiter).watch_word(watches ? address : nullptr, site, seen);
+    }
     const bool was_idle = ParkingLotAccess::head(bucket) == nullptr;
     ParkingLotAccess::append(bucket, address, waiter, site);
     if (was_idle) start_fairness_timer(bucket);
@@ -262,7 +300,7 @@ ParkResult park(const void* key, FunctionRef<bool()> validate, const ParkOptions
   Deadline deadline = options.deadline;
   ParkResult::Status leaving;
   for (;;) {
-    const ThreadParker::Wake wake = waiter.parker().park(deadline);
+    const ThreadParker::Wake wake = waiter.park(deadline);
     if (wake == ThreadParker::Wake::kUnparked) {
       // A thread that is being stopped cannot use what the waker gave it: say so, and the
       // primitive passes the token on exactly as for a waiter dequeued while it was leaving.

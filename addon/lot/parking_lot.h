@@ -138,6 +138,23 @@ class BlockingWaiter final : public Waiter {
   // What the latest wake-up handed over (read after the parker saw it).
   WakeToken token() const noexcept { return token_; }
 
+  // Sleeps as ThreadParker::park() does. A waiter that queued first among its key's blocking
+  // waiters, on a key in a region other processes map, also sleeps on the key's word itself, so
+  // that a release in another process wakes it with one system call rather than through this
+  // process's relay, whose thread would then wake it (cross_process.h). Woken that way, it does
+  // what the relay does (WaitSite::look_again, which may wake this very waiter) and sleeps on.
+  // The relay still watches the key as well: nothing depends on this waiter's watch, which only
+  // saves a hop, and ends when the waiter is moved to another key (requeue()).
+  ThreadParker::Wake park(Deadline deadline);
+
+  // For the lot, as it queues this waiter (bucket lock held): the shared key whose word park()
+  // watches, and the word as read before the waiter's check; null `key`: none.
+  void watch_word(const void* key, const WaitSite* site, std::int32_t seen) noexcept {
+    watched_key_ = key;
+    watched_site_ = site;
+    watched_seen_ = seen;
+  }
+
  private:
   void on_unparked(WakeToken token) noexcept override {
     token_ = token;  // published by the parker's release store
@@ -146,6 +163,10 @@ class BlockingWaiter final : public Waiter {
 
   ThreadParker parker_;
   WakeToken token_ = 0;
+  // Written only by this waiter's own thread (which queues it), read by it as it sleeps.
+  const void* watched_key_ = nullptr;
+  const WaitSite* watched_site_ = nullptr;
+  std::int32_t watched_seen_ = 0;
 };
 
 // What unpark_one found, as seen by `decide` under the bucket lock.

@@ -43,6 +43,15 @@ class ThreadParker {
   // the other two when they coincide: whatever the waker handed over must not be dropped.
   Wake park(Deadline deadline);
 
+  // What park_watching() ended by.
+  enum class WatchedWake { kUnparked, kTimedOut, kInterrupted, kWordChanged };
+
+  // As park(), and also ends when the 32-bit `word`, which other processes may map, is woken or
+  // reads otherwise than `expected` (kWordChanged, once the deadline and the interrupt have been
+  // asked). Only where the OS sleeps on two words at once (Linux 5.16's futex_waitv); elsewhere,
+  // and on an older kernel, as park().
+  WatchedWake park_watching(Deadline deadline, const std::int32_t* word, std::int32_t expected);
+
   // Sleeps until unpark(); no deadline and no interrupt (a waker has already committed to it).
   void park_until_unparked();
 
@@ -57,6 +66,10 @@ class ThreadParker {
  private:
   // Sleeps until unpark() or `until`; true if unparked.
   bool sleep_until(Clock::time_point until);
+
+  enum class Slept { kUnparked, kTimedOut, kWordChanged };
+  // Sleeps until unpark(), `until`, or a change of `word` from `expected` (park_watching()).
+  Slept sleep_watching(Clock::time_point until, const std::int32_t* word, std::int32_t expected);
 
 #if defined(PARKLOCK_PARKER_WORD)
   std::atomic<std::uint32_t> woken_{0};  // 0 parked, 1 woken

@@ -25,7 +25,7 @@ Slept sleep_watched(const WaitStep& step, BlockingWaiter& waiter, Deadline deadl
   const Interrupt* outer = current_interrupt();
   const std::optional<LockWatch> watch = outer != nullptr ? step.watch(waiter) : std::nullopt;
   if (!watch) {
-    switch (waiter.parker().park(deadline)) {
+    switch (waiter.park(deadline)) {
       case ThreadParker::Wake::kUnparked:
         return {waiter.token()};
       case ThreadParker::Wake::kTimedOut:
@@ -50,7 +50,7 @@ Slept sleep_watched(const WaitStep& step, BlockingWaiter& waiter, Deadline deadl
   ThreadParker::Wake wake;
   {
     const InterruptScope scope(&watching);
-    wake = waiter.parker().park(deadline);
+    wake = waiter.park(deadline);
   }
   switch (wake) {
     case ThreadParker::Wake::kUnparked:

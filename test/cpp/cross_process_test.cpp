@@ -117,6 +117,63 @@ TEST_P(CrossProcessTest, ARunFinishedElsewhereReleasesTheOncesWaiter) {
   threads.JoinOrAbort();
 }
 
+// The relay threads paused for the scope: only a waiter that sleeps on the word itself hears a
+// release elsewhere.
+class RelayPaused {
+ public:
+  RelayPaused() { cross_process::pause_relay_for_testing(true); }
+  ~RelayPaused() { cross_process::pause_relay_for_testing(false); }
+  RelayPaused(const RelayPaused&) = delete;
+  RelayPaused& operator=(const RelayPaused&) = delete;
+};
+
+// A semaphore in a region, with the relay paused.
+class CrossProcessDirectWakeTest : public ::testing::Test {
+ protected:
+  // Another process's release of one permit, with its kernel wake-up.
+  void release_one_elsewhere() {
+    const std::int32_t marked = atomic_ref<std::int32_t>(*word_).load(std::memory_order_relaxed);
+    atomic_ref<std::int32_t>(*word_).store(marked + 1, std::memory_order_release);
+    cross_process::wake_others(word_);
+  }
+  // Starts a blocking acquire(1) on `threads`; true once `queued` waiters are queued.
+  bool start_acquire(ThreadGroup& threads, std::atomic<Outcome>& outcome, std::size_t queued) {
+    threads.Start(
+        [this, &outcome] { outcome = semaphore_.acquire(1, Deadline::after_ms(kHangGuardMs)); });
+    return WaitUntil([this, queued] { return parking_lot::queued_count(word_) == queued; });
+  }
+
+  TemporaryRegion region_;
+  std::int32_t* word_ = region_.opened.words;
+  SemaphoreWord semaphore_{word_};
+  const RelayPaused paused_;
+};
+
+TEST_F(CrossProcessDirectWakeTest, AReleaseElsewhereReachesTheFirstBlockedWaiterWithoutTheRelay) {
+  std::atomic<Outcome> outcome{Outcome::kPending};
+  ThreadGroup threads;
+  ASSERT_TRUE(start_acquire(threads, outcome, 1));
+  release_one_elsewhere();
+  threads.JoinOrAbort();
+  EXPECT_EQ(outcome, Outcome::kAcquired);
+}
+
+TEST_F(CrossProcessDirectWakeTest, TheFirstBlockedWaiterPassesAChangeOnToTheOlderPromiseWaiter) {
+  // What the waiter woke to do is the relay's: wake the waiters the change concerns, here the
+  // Promise wait queued before it, which takes the permit; the blocking wait sleeps on.
+  PromiseStep<SemaphoreWord::AcquireStep> promise(OnThread{current_thread_id()}, semaphore_, 1);
+  ASSERT_EQ(promise.Start(), Outcome::kPending);
+  std::atomic<Outcome> outcome{Outcome::kPending};
+  ThreadGroup threads;
+  ASSERT_TRUE(start_acquire(threads, outcome, 2));
+  release_one_elsewhere();
+  ASSERT_EQ(promise.Settle(), Outcome::kAcquired);
+  EXPECT_EQ(outcome, Outcome::kPending);
+  ASSERT_EQ(semaphore_.release(1), SemaphoreWord::ReleaseStatus::kReleased);
+  threads.JoinOrAbort();
+  EXPECT_EQ(outcome, Outcome::kAcquired);
+}
+
 // A region Mutex at the first word and a Condition on its own cache line after it.
 struct RegionCondition {
   TemporaryRegion region{256};
