@@ -75,6 +75,17 @@ function ratiosTable(ratios, procs) {
   );
 }
 
+// The target of a blocked waiter's wake-up across processes: a hand-off no slower than flock(2)'s.
+function targetsTable(ratios) {
+  const ratio = ratios.handOffMedianVsFlock;
+  const status = ratio === undefined ? 'N/A' : ratio <= 1 ? 'PASS' : 'MISS';
+  return table(
+    ['target', 'status', 'measured'],
+    [['2-process hand-off, median <= 1.0x flock(2)', status, formatRatio(ratio)]],
+    ['l', 'l', 'r'],
+  );
+}
+
 function problemLines(rows) {
   const lines = [];
   for (const r of rows) {
@@ -122,6 +133,10 @@ function formatReport(meta, rows, ratios) {
     '## Ratios',
     '',
     ratiosTable(ratios, o.procs),
+    '',
+    '## Targets',
+    '',
+    targetsTable(ratios),
   ];
   const problems = problemLines(rows);
   if (problems.length > 0) out.push('', '## Problems', '', ...problems);
