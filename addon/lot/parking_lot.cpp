@@ -212,6 +212,23 @@ void deliver_or_defer(const Woken& woken, parking_lot::Wakeups* deferred) {
 
 }  // namespace
 
+namespace {
+
+// The waiter whose own thread is looking again at its shared word (BlockingWaiter::park()): a
+// wake-up that thread delivers to it finds it awake.
+thread_local const BlockingWaiter* looking_again_for = nullptr;
+
+}  // namespace
+
+void BlockingWaiter::on_unparked(WakeToken token) noexcept {
+  token_ = token;  // published by the parker's release store
+  if (looking_again_for == this) {
+    parker_.unpark_self();
+  } else {
+    parker_.unpark();
+  }
+}
+
 ThreadParker::Wake BlockingWaiter::park(Deadline deadline) {
   for (;;) {
     if (watched_key_ == nullptr || address() != watched_key_) return parker_.park(deadline);
@@ -227,7 +244,9 @@ ThreadParker::Wake BlockingWaiter::park(Deadline deadline) {
         if (address() != watched_key_) break;
         // Read before looking, as the relay does: a change after this read ends the next sleep.
         watched_seen_ = cross_process::word_at(watched_key_);
+        looking_again_for = this;
         cross_process::look_again_here(watched_key_, watched_site_);
+        looking_again_for = nullptr;
         break;
     }
   }

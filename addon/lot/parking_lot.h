@@ -156,10 +156,7 @@ class BlockingWaiter final : public Waiter {
   }
 
  private:
-  void on_unparked(WakeToken token) noexcept override {
-    token_ = token;  // published by the parker's release store
-    parker_.unpark();
-  }
+  void on_unparked(WakeToken token) noexcept override;
 
   ThreadParker parker_;
   WakeToken token_ = 0;

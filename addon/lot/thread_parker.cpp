@@ -44,6 +44,15 @@ void ThreadParker::park_until_unparked() {
   sleep_until(Clock::time_point::max());
 }
 
+void ThreadParker::unpark_self() noexcept {
+#if defined(PARKLOCK_PARKER_WORD)
+  woken_.store(1, std::memory_order_release);
+#else
+  const std::lock_guard<std::mutex> guard(lock_);
+  woken_ = true;
+#endif
+}
+
 void ThreadParker::rearm() noexcept {
 #if defined(PARKLOCK_PARKER_WORD)
   woken_.store(0, std::memory_order_relaxed);

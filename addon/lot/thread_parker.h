@@ -57,6 +57,8 @@ class ThreadParker {
 
   // Any thread, once per park: lets the parked thread go.
   void unpark() noexcept;
+  // unpark() by the parked thread itself, awake between two sleeps: no wake-up to send.
+  void unpark_self() noexcept;
   // The parked thread, after it saw unpark(): makes the parker ready for the next park.
   void rearm() noexcept;
 
