@@ -24,8 +24,14 @@ async function hammer(lock, form) {
     roles.map((role) => ({ lock, control: control.buffer, role, form })),
     { limit: RUN_MS + 30_000 },
   );
+  // A worker that fails before it is ready fails the run at once rather than leave it waiting.
+  let failed;
+  done.catch((error) => {
+    failed = error;
+  });
   // Every worker starts at once, when all are ready, so no side has the lock to itself at first.
   for (let ready = 0; ready < roles.length; ready = Atomics.load(control, 0)) {
+    if (failed) throw failed;
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   Atomics.store(control, 1, 1);

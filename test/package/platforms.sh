@@ -6,7 +6,7 @@
 #          the test files that spawn process.execPath are left out (listed in $spawning).
 #   win32  win32-x64 under Wine with Node for Windows x64 (Debian: wine64), the whole suite.
 # The package is the tarball of `npm pack`, unpacked, with test/ and node_modules (for piscina)
-# (and examples/ and scripts/targets.js, which tests read) beside it, so that lib/ finds the binary under prebuilds/ as an installed copy would.
+# (and examples/, scripts/targets.js and bench/baselines/js_rwlock.js, which tests read) beside it, so that lib/ finds the binary under prebuilds/ as an installed copy would.
 #   bash test/package/platforms.sh [arm64] [win32]     (default: both; logs in build/platform-logs)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -40,9 +40,12 @@ mkdir -p "$logs"
 npm pack --ignore-scripts --silent --pack-destination "$work" >/dev/null
 tar xzf "$work"/parklock-*.tgz -C "$work"
 pkg="$work/package"
-# scripts/targets.js is not shipped; test/platform.test.js checks the loader against it.
+# scripts/targets.js is not shipped; test/platform.test.js checks the loader against it. Nor is
+# bench/: the RWLock fairness test measures against the benchmark's hand-written lock.
 cp -r test examples "$pkg/"
 cp scripts/targets.js "$pkg/scripts/"
+mkdir -p "$pkg/bench/baselines"
+cp bench/baselines/js_rwlock.js "$pkg/bench/baselines/"
 ln -s "$PWD/node_modules" "$pkg/node_modules"
 # Which binary lib/ loaded, printed by a first use of the package.
 smoke='const p = require("./lib"); const m = new p.Mutex(); m.lock().unlock();
