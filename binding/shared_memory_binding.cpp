@@ -3,10 +3,11 @@
 #include <cmath>
 #include <string>
 
-#if defined(__linux__)
+#if defined(__linux__) || defined(__APPLE__)
 #include <dlfcn.h>
 #endif
 
+#include "across_processes/mechanism.h"
 #include "across_processes/shared_region.h"
 #include "errors.h"
 #include "exports.h"
@@ -43,6 +44,8 @@ const char* error_name(shared_region::OpenError error) {
       return "exists";
     case shared_region::OpenError::kVersion:
       return "version";
+    case shared_region::OpenError::kMechanism:
+      return "mechanism";
     case shared_region::OpenError::kTooMany:
       return "too-many";
   }
@@ -55,7 +58,7 @@ using CreateExternalShared = napi_status (*)(napi_env env, void* data, std::size
                                              void (*finalize)(void* data, void* hint), void* hint,
                                              napi_value* result);
 CreateExternalShared external_shared_creator() {
-#if defined(__linux__)
+#if defined(__linux__) || defined(__APPLE__)
   static const auto create = reinterpret_cast<CreateExternalShared>(
       dlsym(RTLD_DEFAULT, "node_api_create_external_sharedarraybuffer"));
   return create;
@@ -191,6 +194,8 @@ Napi::Value region_holder(const Napi::CallbackInfo& info) {
 
 const Exports registered([](Napi::Env env, Napi::Object exports) {
   exports.Set("regionsSupported", Napi::Boolean::New(env, shared_region::supported()));
+  // How waits cross processes here (across_processes/mechanism.h), for tests and diagnostics.
+  exports.Set("crossProcessMechanism", cross_process::uses_doorbell() ? "doorbell" : "futex_waitv");
   exports.Set("regionHeaderBytes", static_cast<double>(shared_region::kHeaderBytes));
   exports.Set("regionVersion", static_cast<double>(shared_region::kVersion));
   exports.Set("regionMaxBytes", static_cast<double>(shared_region::kMaxUserBytes));

@@ -121,6 +121,15 @@ function refusal(why, path) {
       `The file holds a region of layout version ${why.version}; this parklock reads version ${native.regionVersion}`,
     );
   }
+  if (why.error === 'mechanism') {
+    const names = ['futex_waitv', 'doorbell'];
+    return regionError(
+      'ERR_PARKLOCK_REGION_MECHANISM',
+      path,
+      `The processes using the file wait across processes by ${names[why.version] ?? `mechanism ${why.version}`}, ` +
+        `this one by ${native.crossProcessMechanism} (set by PARKLOCK_CROSS_PROCESS): they would not wake each other`,
+    );
+  }
   if (why.error === 'system') {
     return regionError('ERR_PARKLOCK_REGION_SYSTEM', path, `Mapping the file failed (errno ${why.errno})`);
   }
@@ -131,11 +140,10 @@ function refusal(why, path) {
 // Why there are no regions here, per platform.
 const UNSUPPORTED_BECAUSE = {
   win32: "Windows's WaitOnAddress does not wait across processes, and parklock does not use named kernel objects",
-  darwin: "macOS's shared address waits (os_sync_wait_on_address with OS_SYNC_WAIT_ON_ADDRESS_SHARED) are not used yet",
 };
 
 function unsupported() {
-  const because = UNSUPPORTED_BECAUSE[process.platform] ?? 'waits across processes are built on Linux only so far';
+  const because = UNSUPPORTED_BECAUSE[process.platform] ?? 'waits across processes are built for Linux and macOS only so far';
   return lockError('ERR_PARKLOCK_UNSUPPORTED', `sharedMemory() is not available on ${process.platform}: ${because}`);
 }
 

@@ -17,6 +17,7 @@ const path = require('node:path');
 const root = path.join(__dirname, '..');
 const MAX_GLIBC = [2, 28];
 const NODE_API = /^_?(napi_|node_api_)/;
+const MACOS_PRIVATE_FALLBACKS = ['___ulock_wait', '___ulock_wake'];
 const EXPORTS = ['napi_register_module_v1', 'node_api_module_get_api_version_v1', 'parklock_process_anchor_v1'];
 // glibc's own libraries, and libgcc_s, which every glibc system has (g++ builds use its unwinder).
 const GLIBC_LIBRARIES = /^(libgcc_s\.so\.1|libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|ld-linux-[\w-]+\.so\.\d)$/;
@@ -87,6 +88,16 @@ function checkMachO(tag, file, problems, info) {
   const foreign = lookedUp.filter((name) => !NODE_API.test(name));
   info.push(`${lookedUp.length} Node-API functions looked up at load`);
   if (foreign.length > 0) problems.push(`looks up beyond Node-API: ${foreign.join(', ')}`);
+  // libSystem's private calls: only __ulock_wait/__ulock_wake, the fallback where macOS before
+  // 14.4 lacks os_sync_wait_on_address (addon/os/word_wait_darwin.cpp), which is looked up at run
+  // time, never linked, so that the binary loads on older systems.
+  const imported = tool('llvm-nm', ['-u', file]).split('\n').map((line) => line.trim()).filter(Boolean);
+  const privateCalls = imported.filter((name) => /^___ulock_|^___psynch_|^___workq_/.test(name));
+  info.push(`private calls: ${privateCalls.join(', ') || 'none'}`);
+  const unexpected = privateCalls.filter((name) => !MACOS_PRIVATE_FALLBACKS.includes(name));
+  if (unexpected.length > 0) problems.push(`calls private libSystem functions: ${unexpected.join(', ')}`);
+  const linkedOsSync = imported.filter((name) => name.startsWith('_os_sync_'));
+  if (linkedOsSync.length > 0) problems.push(`links ${linkedOsSync.join(', ')} (macOS 14.4 and later) instead of looking it up`);
 }
 
 function checkPe(tag, file, problems, info) {

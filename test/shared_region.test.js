@@ -337,6 +337,7 @@ describe('sharedMemory() and a Mutex across processes', { skip: !supported && 'n
     header.writeUInt32LE(0x4b4c4b50, 0);
     header.writeUInt32LE(99, 4);
     header.writeBigUInt64LE(64n, 8);
+    header.writeUInt32LE(native.crossProcessMechanism === 'doorbell' ? 1 : 0, 28); // the mechanism
     fs.writeFileSync(file('future'), header, { mode: 0o600 });
     assert.throws(() => sharedMemory(file('future')), { code: 'ERR_PARKLOCK_REGION_VERSION', message: /version 99/ });
     const { file: small } = region(64);
@@ -345,6 +346,24 @@ describe('sharedMemory() and a Mutex across processes', { skip: !supported && 'n
     header.writeBigUInt64LE(1024n, 8); // says 1024 bytes, has 64: truncated
     fs.writeFileSync(file('truncated'), header, { mode: 0o600 });
     assert.throws(() => sharedMemory(file('truncated')), { code: 'ERR_PARKLOCK_REGION_SIZE' });
+  });
+
+  it('refuses a file in use by processes of the other cross-process mechanism, either way round', { skip: process.platform !== 'linux' && 'only Linux has both' }, () => {
+    const other = native.crossProcessMechanism === 'doorbell' ? '' : 'portable';
+    const { spawnSync } = require('node:child_process');
+    const open = (file) =>
+      spawnSync(process.execPath, ['-e', `try { require(${JSON.stringify(require.resolve('../lib'))}).sharedMemory(${JSON.stringify(file)}); console.log('opened') } catch (e) { console.log(e.code + ' ' + e.message) }`], {
+        env: { ...process.env, PARKLOCK_CROSS_PROCESS: other },
+        encoding: 'utf8',
+      }).stdout.trim();
+    // Made here, opened there.
+    const { file } = region(64);
+    assert.match(open(file), /^ERR_PARKLOCK_REGION_MECHANISM .*would not wake each other/);
+    // Made there, opened here; and there again.
+    const theirs = path.join(path.dirname(file), 'theirs');
+    assert.equal(open(theirs), 'opened');
+    assert.throws(() => sharedMemory(theirs), { code: 'ERR_PARKLOCK_REGION_MECHANISM', path: theirs });
+    assert.equal(open(theirs), 'opened');
   });
 
   it('refuses a file that belongs to another user', { skip: process.getuid?.() !== 0 && 'needs root to make one' }, () => {

@@ -1,21 +1,20 @@
 #include "across_processes/cross_process.h"
 
-#if defined(__linux__)
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include "across_processes/mechanism.h"
 
-#include <climits>
+#if defined(PARKLOCK_ACROSS_PROCESSES)
 #include <deque>
 #include <mutex>
 #include <thread>
 
+#include "across_processes/doorbell.h"
 #include "across_processes/relay_shard.h"
+#include "os/word_wait.h"
 #endif
 
 namespace parklock::cross_process {
 
-#if defined(__linux__)
+#if defined(PARKLOCK_ACROSS_PROCESSES)
 
 namespace {
 
@@ -48,10 +47,14 @@ Found find(Relay& state, const void* key) {
   return {};
 }
 
-// The first shard with room for another key; a new one when none has.
-RelayShard& shard_with_room(Relay& state) {
+// The first shard with room for another key of `region`; a new one when none has. With the
+// doorbell, a shard's keys share a region (relay_shard.h).
+RelayShard& shard_with_room(Relay& state, const shared_region::Region* region) {
+  const bool one_region = uses_doorbell();
   for (RelayShard& shard : state.shards) {
-    if (shard.watched.size() < kKeysPerShard) return shard;
+    if (shard.watched.size() >= kKeysPerShard) continue;
+    if (one_region && !shard.watched.empty() && shard.region != region) continue;
+    return shard;
   }
   RelayShard& added = state.shards.emplace_back();
   added.watched.reserve(kKeysPerShard);
@@ -90,20 +93,25 @@ void watch(const void* key, const WaitSite* site, std::int32_t seen) noexcept {
       found.watched->changed_since = true;
       told = found.shard;
     } else {
-      told = &shard_with_room(state);
       // The caller waits on the key, so it holds a use of its region already.
       shared_region::Region* region = shared_region::region_at(key);
+      told = &shard_with_room(state, region);
       if (region != nullptr) shared_region::retain(region);
+      if (told->watched.empty()) told->region = region;
       told->watched.push_back({key, site, region, seen});
     }
     start_threads(state);
   }
-  told->announce();
+  told->announce(key);
 }
 
 void wake_others(const void* key) noexcept {
   if (relaying) return;
-  syscall(SYS_futex, word_of(key), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+  if (uses_doorbell()) {
+    ring(shared_region::doorbell_place(word_of(key)), word_of(key));
+  } else {
+    os::wake_all_on_word(reinterpret_cast<const std::uint32_t*>(word_of(key)), /*shared=*/true);
+  }
 }
 
 void look_again_here(const void* key, const WaitSite* site) noexcept {

@@ -1,10 +1,6 @@
 #include "across_processes/relay_shard.h"
 
-#if defined(__linux__)
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
+#if defined(PARKLOCK_ACROSS_PROCESSES)
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -12,8 +8,16 @@
 #include <thread>
 
 #include "across_processes/cross_process.h"
+#include "across_processes/doorbell.h"
 #include "across_processes/shared_region.h"
 #include "lot/atomic_ref.h"
+#include "os/word_wait.h"
+
+#if defined(__linux__)
+#include "os/futex_waitv.h"
+static_assert(parklock::cross_process::kKeysPerShard ==
+              parklock::cross_process::kMostFutexWaitvWords - 1);
+#endif
 
 namespace parklock::cross_process {
 
@@ -54,6 +58,7 @@ void look_at_holders(const std::vector<Watched>& keys) {
   }
 }
 
+#if defined(__linux__)
 // Without futex_waitv (Linux before 5.16): the words are compared every millisecond.
 void poll_once(const std::vector<Watched>& keys, const std::vector<std::int32_t>& values) {
   std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -61,12 +66,22 @@ void poll_once(const std::vector<Watched>& keys, const std::vector<std::int32_t>
     if (word_at(keys[i].key) != values[i]) look_again(keys[i]);
   }
 }
+#endif
+
+// With the doorbell: where the shard last read its region's count of rings, and what it read.
+struct RingsSeen {
+  const shared_region::Region* region = nullptr;
+  shared_region::DoorbellPlace doorbell;
+  std::uint32_t count = 0;
+};
 
 // The shard's keys now, after dropping those nobody here waits on any more: a waiter that queues
 // there again calls watch() again, which adds the key back. A key whose word is not as expected
 // gets its oldest waiter woken to look again, and the word as read becomes what is expected.
+// `rings` (the doorbell's shards): the count of rings of a region new to the shard is read before
+// its words are, so that a ring after that reading is one the thread looks at.
 void take_stock(RelayShard& shard, std::mutex& lock, std::vector<Watched>& keys,
-                std::vector<std::int32_t>& values) {
+                std::vector<std::int32_t>& values, RingsSeen* rings = nullptr) {
   keys.clear();
   values.clear();
   std::vector<Watched> stale;
@@ -81,6 +96,16 @@ void take_stock(RelayShard& shard, std::mutex& lock, std::vector<Watched>& keys,
                                 return true;
                               }),
                list.end());
+    if (list.empty()) shard.region = nullptr;
+    if (rings != nullptr && rings->region != shard.region) {
+      rings->region = shard.region;
+      rings->doorbell = list.empty() ? shared_region::DoorbellPlace{}
+                                     : shared_region::doorbell_place(word_of(list.front().key));
+      if (rings->doorbell.rings != nullptr) {
+        rings->count =
+            atomic_ref<std::uint32_t>(*rings->doorbell.rings).load(std::memory_order_acquire);
+      }
+    }
     for (Watched& w : list) {
       const std::int32_t now = word_at(w.key);
       if (now != w.expected || w.changed_since) {
@@ -105,53 +130,111 @@ void pause_relay_for_testing(bool pause) noexcept {
   paused.store(pause, std::memory_order_relaxed);
 }
 
-void RelayShard::announce() noexcept {
+void RelayShard::announce(const void* key) noexcept {
   atomic_ref<std::uint32_t>(changed).fetch_add(1, std::memory_order_release);
-  syscall(SYS_futex, &changed, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  os::wake_all_on_word(&changed, /*shared=*/false);
+  // A thread asleep on the doorbell wakes only by a ring.
+  if (uses_doorbell()) cross_process::announce(shared_region::doorbell_place(word_of(key)));
 }
 
-void run_shard(RelayShard& shard, std::mutex& lock) noexcept {
-  auto next_poll = std::chrono::steady_clock::now() + kOwnerPollInterval;
-  bool have_waitv = true;
+namespace {
+
+// What a shard's thread works with, round after round.
+struct ShardRound {
   std::vector<Watched> keys;
   std::vector<std::int32_t> values;
-  std::vector<FutexWaitv> words;
-  keys.reserve(kKeysPerShard);
-  values.reserve(kKeysPerShard);
-  words.reserve(kMostFutexWaitvWords);
-  for (;;) {
-    const std::uint32_t changed =
-        atomic_ref<std::uint32_t>(shard.changed).load(std::memory_order_acquire);
-    take_stock(shard, lock, keys, values);
+  std::chrono::steady_clock::time_point next_poll =
+      std::chrono::steady_clock::now() + kOwnerPollInterval;
+  // `changed` as read before the keys: a bump since then ends the thread's sleep.
+  std::uint32_t changed = 0;
+
+  ShardRound() {
+    keys.reserve(kKeysPerShard);
+    values.reserve(kKeysPerShard);
+  }
+
+  // The start of a round, for either mechanism: the shard's keys (take_stock()), and a look at
+  // their holders when one is due. False when the shard has none, after the thread slept until
+  // watch() gave it some.
+  bool keys_to_watch(RelayShard& shard, std::mutex& lock, RingsSeen* rings = nullptr) {
+    changed = atomic_ref<std::uint32_t>(shard.changed).load(std::memory_order_acquire);
+    take_stock(shard, lock, keys, values, rings);
     if (keys.empty()) {
-      // Nothing to watch: no wake-ups at all until a waiter queues on a key of this shard, which
-      // watch() announces by bumping `changed`.
-      syscall(SYS_futex, &shard.changed, FUTEX_WAIT_PRIVATE, changed, nullptr, nullptr, 0);
-      continue;
+      // No wake-ups at all until a waiter queues on a key of this shard, which watch()
+      // announces by bumping `changed`.
+      os::wait_on_word(&shard.changed, changed, std::chrono::hours(1), /*shared=*/false);
+      return false;
     }
     if (std::chrono::steady_clock::now() >= next_poll) {
       look_at_holders(keys);
       next_poll = std::chrono::steady_clock::now() + kOwnerPollInterval;
     }
+    return true;
+  }
+};
+
+// Sleeps on the words of the shard's keys and its own `changed` at once.
+#if defined(__linux__)
+[[noreturn]] void run_futex_waitv_shard(RelayShard& shard, std::mutex& lock) noexcept {
+  ShardRound round;
+  bool have_waitv = true;
+  std::vector<FutexWaitv> words;
+  words.reserve(kMostFutexWaitvWords);
+  for (;;) {
+    if (!round.keys_to_watch(shard, lock)) continue;
     if (!have_waitv) {
-      poll_once(keys, values);
+      poll_once(round.keys, round.values);
       continue;
     }
     words.clear();
-    words.push_back(futex_waitv_word(&shard.changed, static_cast<std::int32_t>(changed), false));
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      words.push_back(futex_waitv_word(word_of(keys[i].key), values[i], true));
+    words.push_back(
+        futex_waitv_word(&shard.changed, static_cast<std::int32_t>(round.changed), false));
+    for (std::size_t i = 0; i < round.keys.size(); ++i) {
+      words.push_back(futex_waitv_word(word_of(round.keys[i].key), round.values[i], true));
     }
     const long woken = futex_waitv(words.data(), words.size(), kOwnerPollInterval);
     if (woken > 0) {
       // A release elsewhere: the waiters here that it may concern look again.
-      look_again(keys[static_cast<std::size_t>(woken) - 1]);
+      look_again(round.keys[static_cast<std::size_t>(woken) - 1]);
     } else if (woken < 0 && errno == ENOSYS) {
       have_waitv = false;
     }
     // 0: a key was added or a waiter queued at another value; EAGAIN: some word changed before
     // the shard slept, which take_stock() finds; ETIMEDOUT: time to look at the holders.
   }
+}
+#endif
+
+// Sleeps on the doorbell of the region of the shard's keys (doorbell.h).
+[[noreturn]] void run_doorbell_shard(RelayShard& shard, std::mutex& lock) noexcept {
+  ShardRound round;
+  RingsSeen rings;
+  for (;;) {
+    if (!round.keys_to_watch(shard, lock, &rings)) continue;
+    // The keys hold uses of the region until the next take_stock(): the doorbell stays mapped.
+    const std::uint32_t now =
+        atomic_ref<std::uint32_t>(*rings.doorbell.rings).load(std::memory_order_acquire);
+    if (now == rings.count) {
+      os::wait_on_word(rings.doorbell.rings, now, kOwnerPollInterval, /*shared=*/true);
+      continue;
+    }
+    const Rung rung = rung_between(rings.doorbell, rings.count, now);
+    rings.count = now;
+    const std::uint32_t* named_end = rung.words + rung.count;
+    for (const Watched& w : round.keys) {
+      const std::uint32_t index = word_index(rings.doorbell, word_of(w.key));
+      if (rung.every || std::find(rung.words, named_end, index) != named_end) look_again(w);
+    }
+  }
+}
+
+}  // namespace
+
+void run_shard(RelayShard& shard, std::mutex& lock) noexcept {
+#if defined(__linux__)
+  if (!uses_doorbell()) run_futex_waitv_shard(shard, lock);
+#endif
+  run_doorbell_shard(shard, lock);
 }
 
 }  // namespace parklock::cross_process

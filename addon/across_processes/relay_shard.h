@@ -1,7 +1,9 @@
-// One thread of the relay (cross_process.h) and the shared keys it watches. Linux only.
+// One thread of the relay (cross_process.h) and the shared keys it watches.
 //
 // futex_waitv sleeps on at most 128 words, so the relay is sharded: each shard is a thread that
-// sleeps on its own `changed` word and the words of at most kKeysPerShard keys. A key belongs to
+// sleeps on its own `changed` word and the words of at most kKeysPerShard keys. With the doorbell
+// (mechanism.h), a shard's keys all lie in one region, and its thread sleeps on the region's
+// doorbell (doorbell.h) instead, or on `changed` while it has no keys. A key belongs to
 // one shard, from the watch() that puts it there until its shard's thread finds nobody here
 // waiting on it and drops it; it never moves to another shard meanwhile, so that exactly one
 // thread compares its word with what its waiters saw, and no hand-over between threads can miss
@@ -9,7 +11,9 @@
 // `changed` alone until watch() gives it one.
 #pragma once
 
-#if defined(__linux__)
+#include "across_processes/mechanism.h"
+
+#if defined(PARKLOCK_ACROSS_PROCESSES)
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -17,12 +21,11 @@
 
 #include "across_processes/shared_region.h"
 #include "lot/parking_lot.h"
-#include "os/futex_waitv.h"
 
 namespace parklock::cross_process {
 
-// futex_waitv's words, less the shard's own.
-inline constexpr std::size_t kKeysPerShard = kMostFutexWaitvWords - 1;
+// futex_waitv's words (os/futex_waitv.h), less the shard's own.
+inline constexpr std::size_t kKeysPerShard = 127;
 
 struct Watched {
   const void* key;
@@ -46,11 +49,15 @@ struct Watched {
 struct RelayShard {
   std::vector<Watched> watched;  // at most kKeysPerShard
   bool started = false;          // its thread runs
+  // The region of the first key watched; null while there is none. With the doorbell every key
+  // of the shard lies there.
+  const shared_region::Region* region = nullptr;
   // The thread's own word: bumped (atomically) and woken when watch() changes `watched`.
   std::uint32_t changed = 0;
 
-  // Tells the shard's thread that `watched` changed; call without the lock.
-  void announce() noexcept;
+  // Tells the shard's thread that `watched` changed, for `key`, whose region the caller holds a
+  // use of; call without the lock.
+  void announce(const void* key) noexcept;
 };
 
 // The body of `shard`'s thread, which never returns; `lock` guards the shard's fields.

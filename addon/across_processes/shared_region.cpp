@@ -6,10 +6,13 @@
 #include <mutex>
 #include <string>
 
+#include "across_processes/mechanism.h"
 #include "lot/atomic_ref.h"
 
-#if defined(__linux__)
+#if defined(PARKLOCK_ACROSS_PROCESSES)
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +21,8 @@
 #include <chrono>
 #include <thread>
 
+#include "os/process_start.h"
+
 #ifndef SEEK_DATA
 #define SEEK_DATA 3  // Linux's, where the C library's headers do not say it
 #endif
@@ -25,7 +30,7 @@
 
 namespace parklock::shared_region {
 
-#if defined(__linux__)
+#if defined(PARKLOCK_ACROSS_PROCESSES)
 
 struct Region {
   std::uint8_t* base = nullptr;  // the header; the user area follows it
@@ -57,6 +62,14 @@ struct Region {
   atomic_ref<std::uint32_t> pid(std::size_t slot) const { return slot_field(slot, 1); }
   atomic_ref<std::uint32_t> thread(std::size_t slot) const { return slot_field(slot, 2); }
   atomic_ref<std::uint32_t> state(std::size_t slot) const { return slot_field(slot, 3); }
+  std::uint64_t start(std::size_t slot) const {
+    return std::uint64_t{slot_field(slot, 4).load(std::memory_order_relaxed)} |
+           (std::uint64_t{slot_field(slot, 5).load(std::memory_order_relaxed)} << 32);
+  }
+  void set_start(std::size_t slot, std::uint64_t start) const {
+    slot_field(slot, 4).store(static_cast<std::uint32_t>(start), std::memory_order_relaxed);
+    slot_field(slot, 5).store(static_cast<std::uint32_t>(start >> 32), std::memory_order_relaxed);
+  }
   // The file's identity as the header holds it now.
   std::uint64_t identity_in_file() const {
     return std::uint64_t{word(kIdentityOffset).load(std::memory_order_relaxed)} |
@@ -155,6 +168,7 @@ Region* mapped_file(const struct stat& info) {
   return nullptr;
 }
 
+#if defined(__linux__)
 bool byte_lock(int fd, std::int64_t byte, short type) {
   struct flock lock {};
   lock.l_type = type;
@@ -179,6 +193,76 @@ bool liveness_held_elsewhere(const Region& region, std::size_t slot) {
   if (fcntl(region.fd, F_OFD_GETLK, &lock) != 0) return true;  // cannot tell: assume alive
   return lock.l_type != F_UNLCK;
 }
+#endif
+
+std::uint32_t own_mechanism() {
+  return cross_process::uses_doorbell() ? kDoorbellMechanism : kFutexWaitvMechanism;
+}
+
+// This process's start (os/process_start.h), as its slots record it.
+std::uint64_t own_start() {
+  static const std::uint64_t start = os::process_start(static_cast<std::int32_t>(getpid()));
+  return start;
+}
+
+// The doorbell mechanism's liveness: the slot's process runs, and is the one that took it.
+// A slot of this process that no thread here holds was left by an earlier mapping of the file.
+bool process_of_slot_alive(const Region& region, std::size_t slot) {
+  const auto pid = static_cast<std::int32_t>(region.pid(slot).load(std::memory_order_relaxed));
+  if (pid == static_cast<std::int32_t>(getpid())) return false;
+  const std::uint64_t now = os::process_start(pid);
+  if (now == os::kStartUnknown) return true;  // cannot tell: assume alive
+  if (now == os::kNoProcess) return false;
+  const std::uint64_t recorded = region.start(slot);
+  return recorded == os::kStartUnknown || recorded == now;
+}
+
+// Whether the slot's process, another than this one, is alive (Identities, shared_region.h).
+bool alive_elsewhere(const Region& region, std::size_t slot) {
+#if defined(__linux__)
+  if (!cross_process::uses_doorbell()) return liveness_held_elsewhere(region, slot);
+#endif
+  return process_of_slot_alive(region, slot);
+}
+
+// Marks the claimed `slot` as this process's for as long as it lives: false if another process
+// holds it after all (the futex_waitv mechanism's lock is taken).
+bool take_liveness(const Region& region, std::size_t slot) {
+#if defined(__linux__)
+  if (!cross_process::uses_doorbell() && !liveness_lock(region, slot, F_WRLCK)) return false;
+#endif
+  region.set_start(slot, own_start());
+  return true;
+}
+
+void give_up_liveness(const Region& region, std::size_t slot) {
+#if defined(__linux__)
+  if (!cross_process::uses_doorbell()) liveness_lock(region, slot, F_UNLCK);
+#else
+  (void)region;
+  (void)slot;
+#endif
+}
+
+// The lock a repairer of an unfinished file holds (Creation, shared_region.h); false with errno.
+bool take_init_lock(int fd) {
+#if defined(__linux__)
+  if (!cross_process::uses_doorbell()) return byte_lock(fd, kInitLock, F_WRLCK);
+#endif
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0) return true;
+  if (errno == EWOULDBLOCK) errno = EAGAIN;
+  return false;
+}
+
+void give_up_init_lock(int fd) {
+#if defined(__linux__)
+  if (!cross_process::uses_doorbell()) {
+    byte_lock(fd, kInitLock, F_UNLCK);
+    return;
+  }
+#endif
+  flock(fd, LOCK_UN);
+}
 
 constexpr ThreadId identity_of(std::size_t slot, std::uint32_t generation) {
   return kRegionIdentity |
@@ -197,7 +281,7 @@ bool slot_is_dead(const Region& region, std::size_t slot, std::uint32_t state) {
     case kEnded:
       return true;
     case kLive:
-      return region.local_thread[slot] == kNoThread && !liveness_held_elsewhere(region, slot);
+      return region.local_thread[slot] == kNoThread && !alive_elsewhere(region, slot);
     default:  // kClaiming: another process is taking it
       return false;
   }
@@ -211,7 +295,7 @@ ThreadId take_slot(Region& region, ThreadId thread) {
       continue;
     }
     // Held only if a process took the slot and was still alive after all: put it back.
-    if (!liveness_lock(region, slot, F_WRLCK)) {
+    if (!take_liveness(region, slot)) {
       region.state(slot).store(state, std::memory_order_release);
       continue;
     }
@@ -297,6 +381,7 @@ void write_header(Region& region) {
       .store(static_cast<std::uint32_t>(region.identity), std::memory_order_relaxed);
   region.word(kIdentityOffset + 4)
       .store(static_cast<std::uint32_t>(region.identity >> 32), std::memory_order_relaxed);
+  region.word(kMechanismOffset).store(own_mechanism(), std::memory_order_relaxed);
   region.word(0).store(kMagic, std::memory_order_release);
 }
 
@@ -326,17 +411,21 @@ Opened publish(Region* region, bool created) {
 }
 
 // Whether a file without the magic holds nothing but what a creator that did not finish leaves:
-// zeros, but for the version, the size and the identity, which a creator (of this layout, or
-// of the earlier one) writes before the magic; and no more bytes than a region has. Anything else
-// is not a region's, and not ours to overwrite. Past the header, only the file's data extents
-// are read (SEEK_DATA): a creator's file is sized with ftruncate, which allocates nothing.
+// zeros, but for the version, the size, the identity and the mechanism, which a creator (of this
+// layout, or of an earlier one) writes before the magic; and no more bytes than a region has.
+// Anything else is not a region's, and not ours to overwrite. Past the header, only the file's data
+// extents are read (SEEK_DATA): a creator's file is sized with ftruncate, which allocates nothing.
 bool only_unfinished_zeros(int fd, std::uint64_t file_bytes, const std::uint8_t* header,
                            std::size_t length) {
   if (file_bytes > kHeaderBytes + kMaxUserBytes) return false;
   const auto zero = [](std::uint8_t byte) { return byte == 0; };
-  if (!std::all_of(header, header + std::min<std::size_t>(length, 4), zero) ||
-      !std::all_of(header + std::min<std::size_t>(length, kIdentityOffset + 8), header + length,
-                   zero)) {
+  const auto zeros = [&](std::size_t from, std::size_t to) {
+    return std::all_of(header + std::min(from, length), header + std::min(to, length), zero);
+  };
+  // The mechanism field (a creator of this layout writes it before the magic) holds 0 or 1.
+  if (!zeros(0, 4) || !zeros(kIdentityOffset + 8, kMechanismOffset) ||
+      !zeros(kMechanismOffset + 1, length) ||
+      (length > kMechanismOffset && header[kMechanismOffset] > kDoorbellMechanism)) {
     return false;
   }
   std::array<std::uint8_t, 65536> chunk;
@@ -375,6 +464,9 @@ Opened read_header(int fd, std::uint64_t file_bytes) {
   } else if (field(4) != kVersion) {
     checked.error = OpenError::kVersion;
     checked.found_version = field(4);
+  } else if (field(kMechanismOffset) != own_mechanism()) {
+    checked.error = OpenError::kMechanism;
+    checked.found_version = field(kMechanismOffset);
   } else {
     checked.size = std::uint64_t{field(8)} | (std::uint64_t{field(12)} << 32);
     if (checked.size > kMaxUserBytes || kHeaderBytes + checked.size > file_bytes) {
@@ -390,7 +482,7 @@ Opened read_header(int fd, std::uint64_t file_bytes) {
 // kRepairWait, and only while another process holds the lock.
 Opened repair(int fd, bool may_repair, std::uint64_t size) {
   const auto give_up = std::chrono::steady_clock::now() + kRepairWait;
-  while (!byte_lock(fd, kInitLock, F_WRLCK)) {
+  while (!take_init_lock(fd)) {
     if (errno != EAGAIN && errno != EACCES) return failure(OpenError::kSystem, errno);
     if (std::chrono::steady_clock::now() > give_up) return failure(OpenError::kBusy);
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -425,7 +517,7 @@ Opened repair(int fd, bool may_repair, std::uint64_t size) {
       close(own);
     }
   }
-  byte_lock(fd, kInitLock, F_UNLCK);
+  give_up_init_lock(fd);
   return result;
 }
 
@@ -437,6 +529,30 @@ bool supported() noexcept {
 
 namespace {
 
+// The prefix of a creator's temporary name in the target's directory, before its pid.
+constexpr char kTemporaryPrefix[] = ".parklock-";
+
+// Removes from `directory` the temporary files of creators that died before removing them (the
+// named way, below, where a kill between making the file and removing its name leaves it): those
+// named after a process that no longer runs. A live creator's is never removed, whichever
+// process has its pid now.
+void sweep_dead_creators_files(const std::string& directory) {
+  DIR* listing = opendir(directory.c_str());
+  if (listing == nullptr) return;
+  const std::size_t prefix = sizeof(kTemporaryPrefix) - 1;
+  while (const dirent* entry = readdir(listing)) {
+    const std::string name = entry->d_name;
+    if (name.compare(0, prefix, kTemporaryPrefix) != 0) continue;
+    const std::size_t dash = name.find('-', prefix);
+    if (dash == std::string::npos || dash == prefix) continue;
+    const std::string digits = name.substr(prefix, dash - prefix);
+    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
+    if (os::process_start(std::stoi(digits)) != os::kNoProcess) continue;
+    unlinkat(dirfd(listing), entry->d_name, 0);
+  }
+  closedir(listing);
+}
+
 // Makes the region file, finished, and links it at `path`: `unnamed` (O_TMPFILE in `directory`,
 // linked through /proc/self/fd), or under a temporary name in `directory`, removed once linked.
 // kUnsupported: that way is not available here (no O_TMPFILE or no /proc for the unnamed way, no
@@ -446,13 +562,19 @@ Opened make_and_link(const char* path, const std::string& directory, unsigned mo
   std::string temporary;
   int fd;
   if (unnamed) {
+    // The doorbell mechanism's way (mechanism.h) has no unnamed files: macOS has none.
+#if defined(O_TMPFILE)
+    if (cross_process::uses_doorbell()) return failure(OpenError::kUnsupported);
     fd = open(directory.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
     if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
       return failure(OpenError::kUnsupported);
     }
+#else
+    return failure(OpenError::kUnsupported);
+#endif
   } else {
     // A short name, so that a long target name does not make it too long.
-    temporary = directory + "/.parklock-" + std::to_string(getpid()) + "-" +
+    temporary = directory + "/" + kTemporaryPrefix + std::to_string(getpid()) + "-" +
                 std::to_string(new_file_identity() % 1000000007u);
     fd = open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   }
@@ -480,7 +602,10 @@ Opened make_and_link(const char* path, const std::string& directory, unsigned mo
     linked = link(temporary.c_str(), path);
   }
   const int link_error = errno;
-  if (!temporary.empty()) unlink(temporary.c_str());
+  if (!temporary.empty()) {
+    unlink(temporary.c_str());
+    sweep_dead_creators_files(directory);
+  }
   if (linked != 0) {
     unmap(region);
     const bool unsupported = unnamed ? link_error == ENOENT && access("/proc/self/fd", F_OK) != 0
@@ -652,7 +777,7 @@ bool region_owner_ended(const void* word, ThreadId owner) noexcept {
   if (state != kLive) return true;
   const ThreadId local = region->local_thread[slot];
   if (local != kNoThread) return thread_ended(local);
-  return !liveness_held_elsewhere(*region, slot);
+  return !alive_elsewhere(*region, slot);
 }
 
 std::size_t end_identities(ThreadId thread, ThreadId* out, std::size_t capacity) noexcept {
@@ -670,7 +795,7 @@ std::size_t end_identities(ThreadId thread, ThreadId* out, std::size_t capacity)
       if (whole_and_intact(*region)) {
         region->state(slot).store(kEnded, std::memory_order_release);
       }
-      liveness_lock(*region, slot, F_UNLCK);
+      give_up_liveness(*region, slot);
       out[count++] = identity_of(slot, region->generation(slot).load(std::memory_order_relaxed));
       break;
     }
@@ -689,6 +814,14 @@ IdentityInfo describe(const void* word, ThreadId identity) noexcept {
   return {static_cast<std::int32_t>(region->pid(slot).load(std::memory_order_relaxed)),
           static_cast<ThreadId>(region->thread(slot).load(std::memory_order_relaxed)),
           region->local_thread[slot].load(std::memory_order_relaxed)};
+}
+
+DoorbellPlace doorbell_place(const void* word) noexcept {
+  const Region* region = region_at(word);
+  if (region == nullptr) return {};
+  return {reinterpret_cast<std::uint32_t*>(region->base + kDoorbellOffset),
+          reinterpret_cast<std::uint64_t*>(region->base + kRecentRingsOffset),
+          reinterpret_cast<const std::uint8_t*>(region->user_begin())};
 }
 
 // --- The registration ledger ---
@@ -735,6 +868,9 @@ std::size_t end_identities(ThreadId, ThreadId*, std::size_t) noexcept {
   return 0;
 }
 IdentityInfo describe(const void*, ThreadId) noexcept {
+  return {};
+}
+DoorbellPlace doorbell_place(const void*) noexcept {
   return {};
 }
 LedgerPlace ledger_place(const void*) noexcept {

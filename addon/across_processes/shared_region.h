@@ -1,7 +1,7 @@
 // A region of memory that several processes share: a file that each of them maps (MAP_SHARED),
 // at whatever address, and whose words hold primitives exactly as a SharedArrayBuffer's do.
 //
-// File layout (version 2; words in the machine's byte order):
+// File layout (version 3; words in the machine's byte order):
 //
 //   offset  bytes          field
 //   ------  -------------  ------------------------------------------------------------------------
@@ -10,8 +10,12 @@
 //   8       8              the user area's size in bytes; the file is kHeaderBytes plus that
 //   16      8              the file's identity: a random non-zero number written at creation
 //                          (Integrity, below)
-//   24      40             zero
-//   64      16 * kSlots    identity slots (below)
+//   24      4              the doorbell word (doorbell.h)
+//   28      4              the mechanism of the processes that use the file (mechanism.h):
+//                          kFutexWaitvMechanism or kDoorbellMechanism; an opener of the other
+//                          is refused, since the two would not wake each other
+//   32      8 * kRecentRings  the doorbell's latest rings (doorbell.h)
+//   64      32 * kSlots    identity slots (below)
 //   kLedgerOffset          the registration ledger: kLedgerEntries entries of 8 bytes, which
 //                          name who holds the waits counted in the user area's Condition words
 //                          (registration_ledger.h)
@@ -51,15 +55,17 @@
 //
 //   ThreadId bits  28: kRegionIdentity   10..25: the slot's generation (low 16 bits)   0..9: slot
 //
-// A slot is { generation, pid, thread (its process's ThreadId), state }. A thread takes one the
-// first time it needs an identity in the region. Liveness across processes is not the pid, which
-// the system reuses: while a slot is kLive, its process holds an open-file-description lock
-// (F_OFD_SETLK) on byte kLivenessBase + slot of the file, which the kernel drops when the process
-// ends in any way, SIGKILL included, and which no later process inherits. A slot whose thread
-// ended (kEnded, written by its own process) or whose lock nobody holds is free to take again,
-// with its generation bumped, so that a word naming the old identity reads "owner ended" from
-// then on (until the generation wraps: 65536 reuses of one slot while a word still names the
-// first).
+// A slot is { generation, pid, thread (its process's ThreadId), state, start (8 bytes: its
+// process's start, os/process_start.h), 8 bytes of zeros }. A thread takes one the first time it
+// needs an identity in the region. Liveness across processes is not the pid alone, which the
+// system reuses. With futex_waitv (mechanism.h), while a slot is kLive its process holds an
+// open-file-description lock (F_OFD_SETLK) on byte kLivenessBase + slot of the file, which the
+// kernel drops when the process ends in any way, SIGKILL included, and which no later process
+// inherits. With the doorbell, a kLive slot's process is alive while a process of its pid runs
+// that started at its start (a zombie has ended). A slot whose thread ended (kEnded, written by
+// its own process) or whose process has ended is free to take again, with its generation
+// bumped, so that a word naming the old identity reads "owner ended" from then on (until the
+// generation wraps: 65536 reuses of one slot while a word still names the first).
 #pragma once
 
 #include <atomic>
@@ -73,12 +79,19 @@
 namespace parklock::shared_region {
 
 inline constexpr std::uint32_t kMagic = 0x4b4c4b50;  // "PKLK"
-inline constexpr std::uint32_t kVersion = 2;
+inline constexpr std::uint32_t kVersion = 3;
 inline constexpr std::size_t kIdentityOffset = 16;
+inline constexpr std::size_t kDoorbellOffset = 24;
+inline constexpr std::size_t kMechanismOffset = 28;
+inline constexpr std::uint32_t kFutexWaitvMechanism = 0;
+inline constexpr std::uint32_t kDoorbellMechanism = 1;
+inline constexpr std::size_t kRecentRingsOffset = 32;
+inline constexpr std::size_t kRecentRings = 4;
+static_assert(kRecentRingsOffset + kRecentRings * 8 == 64);
 inline constexpr std::size_t kSlotsOffset = 64;
-inline constexpr std::size_t kSlotBytes = 16;
-inline constexpr std::size_t kSlots = 1020;
-inline constexpr std::size_t kLedgerOffset = 16384;
+inline constexpr std::size_t kSlotBytes = 32;
+inline constexpr std::size_t kSlots = 1022;
+inline constexpr std::size_t kLedgerOffset = 32768;
 static_assert(kSlotsOffset + kSlots * kSlotBytes == kLedgerOffset);
 inline constexpr std::size_t kLedgerEntryBytes = 8;
 inline constexpr std::size_t kLedgerEntries = 4096;
@@ -123,6 +136,7 @@ enum class OpenError {
   kBusy,          // another process has been repairing it for longer than kRepairWait
   kExists,        // create(): the path exists already; open it instead
   kVersion,       // another layout version
+  kMechanism,     // used by processes of the other mechanism (mechanism.h)
   kTooMany,       // the process has kMostRegions mapped
 };
 
@@ -134,7 +148,7 @@ struct Opened {
   std::uint64_t size = 0;  // user bytes
   OpenError error = OpenError::kNone;
   int error_number = 0;             // with kSystem
-  std::uint32_t found_version = 0;  // with kVersion
+  std::uint32_t found_version = 0;  // with kVersion; with kMechanism, the file's mechanism
   bool created = false;             // this call made the file a region (created or repaired it)
 };
 
@@ -249,6 +263,17 @@ void end_identities_of(ThreadId thread, Visit&& visit) {
     if (count < kBatch) return;
   }
 }
+
+// --- The doorbell (doorbell.h documents it) ---
+
+// The doorbell of the region holding `word`: its count of rings, its latest rings, and the user
+// area whose word indices they name. All null outside every region.
+struct DoorbellPlace {
+  std::uint32_t* rings = nullptr;
+  std::uint64_t* recent = nullptr;  // kRecentRings of them
+  const std::uint8_t* user = nullptr;
+};
+DoorbellPlace doorbell_place(const void* word) noexcept;
 
 // --- The registration ledger (registration_ledger.h documents its entries) ---
 

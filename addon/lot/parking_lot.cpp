@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "across_processes/cross_process.h"
+#include "across_processes/mechanism.h"
 
 namespace parklock {
 
@@ -267,8 +268,9 @@ bool enqueue(const void* address, Waiter& waiter, FunctionRef<bool()> validate,
     if (shared && waiter.blocking()) {
       // BlockingWaiter is the only waiter that blocks. One watcher per key and process: every
       // watcher would wake at every release and wake a waiter each (BlockingWaiter::park()).
-      const bool watches =
-          site != nullptr && site->look_again != nullptr && !blocking_waiter_for(bucket, address);
+      // A release that rings a doorbell wakes nobody sleeping on its word.
+      const bool watches = site != nullptr && site->look_again != nullptr &&
+                           !cross_process::uses_doorbell() && !blocking_waiter_for(bucket, address);
       static_cast<BlockingWaiter&>(waiter).watch_word(watches ? address : nullptr, site, seen);
     }
     const bool was_idle = ParkingLotAccess::head(bucket) == nullptr;

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "across_processes/mechanism.h"
+
 #if defined(__linux__) && defined(__x86_64__)
 #include <atomic>
 #include <memory>
@@ -130,6 +132,12 @@ class RelayPaused {
 // A semaphore in a region, with the relay paused.
 class CrossProcessDirectWakeTest : public ::testing::Test {
  protected:
+  void SetUp() override {
+    if (cross_process::uses_doorbell()) {
+      GTEST_SKIP() << "with the doorbell (PARKLOCK_CROSS_PROCESS=portable) no waiter sleeps on "
+                      "the word itself: the relay wakes every one";
+    }
+  }
   // Another process's release of one permit, with its kernel wake-up.
   void release_one_elsewhere() {
     const std::int32_t marked = atomic_ref<std::int32_t>(*word_).load(std::memory_order_relaxed);
@@ -678,9 +686,13 @@ TEST(CrossProcessManyWordsTest, AHolderWhoseProcessDiesIsReportedOnEveryWordItHe
   for (const std::size_t i : dead) {
     EXPECT_EQ(shared.waits[i]->step().ended_owner(), shared.later_holder.identity()) << i;
   }
-  // The live holder's waiters still wait, and get its releases.
+  // The live holder's waiters still wait, and get its releases. (With the doorbell, the releases
+  // of the dead holder's words may ring more often than a relay tells apart, and wake every
+  // waiter to look again: doorbell.h.)
   for (const std::size_t i : alive) {
-    EXPECT_EQ(shared.waits[i]->waiter().wake_count(), 0u) << i;
+    if (!cross_process::uses_doorbell()) {
+      EXPECT_EQ(shared.waits[i]->waiter().wake_count(), 0u) << i;
+    }
     atomic_ref<std::int32_t>(*shared.word(i)).store(MutexWord::kUnlocked);
     cross_process::wake_others(shared.word(i));
   }

@@ -10,6 +10,7 @@
 
 #if defined(__linux__) && defined(__x86_64__)
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "across_processes/mechanism.h"
 #include "lot/thread_id.h"
 #include "temporary_region.h"
 #include "test_support.h"
@@ -106,10 +108,14 @@ TEST(SharedRegionTest, RepairsAnUnfinishedFileOnlyWhereAllowed) {
 }
 
 // The init lock, held through another open file description, as another process's repairer holds
-// it.
+// it: a byte lock with futex_waitv, flock(2) with the doorbell (mechanism.h).
 struct RepairUnderWay {
   int fd;
   explicit RepairUnderWay(const EmptyFile& file) : fd(file.open_it()) {
+    if (cross_process::uses_doorbell()) {
+      EXPECT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0);
+      return;
+    }
     struct flock lock {};
     lock.l_type = F_WRLCK;
     lock.l_whence = SEEK_SET;
@@ -241,6 +247,30 @@ TEST(SharedRegionTest, EverySlotTakenRefusesAnotherIdentityUntilAHolderDiesOrEnd
   for (ThreadId id = newcomer; id < newcomer + 3; ++id) {
     shared_region::end_identities_of(id, [](ThreadId) {});
   }
+}
+
+TEST(SharedRegionTest, WithTheDoorbellAHolderIsItsPidAndStartAndAReusedPidIsNotTakenForIt) {
+  if (!cross_process::uses_doorbell()) {
+    GTEST_SKIP() << "with futex_waitv a lock the kernel drops tells liveness; run with "
+                    "PARKLOCK_CROSS_PROCESS=portable";
+  }
+  TemporaryRegion region;
+  IdentityElsewhere holder(region, shared_region::kSlots - 1);
+  const std::int32_t* word = region.opened.words;
+  EXPECT_FALSE(shared_region::owner_ended(word, holder.identity()));
+  // The pid now names a process that started at another time: the holder's pid, reused.
+  auto* start =
+      reinterpret_cast<std::uint32_t*>(reinterpret_cast<std::uint8_t*>(region.opened.words) -
+                                       shared_region::kHeaderBytes + shared_region::kSlotsOffset +
+                                       (shared_region::kSlots - 1) * shared_region::kSlotBytes) +
+      4;
+  const std::uint32_t recorded = atomic_ref<std::uint32_t>(*start).load();
+  atomic_ref<std::uint32_t>(*start).store(recorded + 1);
+  EXPECT_TRUE(shared_region::owner_ended(word, holder.identity()));
+  atomic_ref<std::uint32_t>(*start).store(recorded);
+  EXPECT_FALSE(shared_region::owner_ended(word, holder.identity()));
+  holder.die();
+  EXPECT_TRUE(shared_region::owner_ended(word, holder.identity()));
 }
 
 TEST(SharedRegionTest, EachThreadHasItsOwnIdentityThereUntilItEnds) {
