@@ -604,7 +604,9 @@ Opened make_and_link(const char* path, const std::string& directory, unsigned mo
   const int link_error = errno;
   if (!temporary.empty()) {
     unlink(temporary.c_str());
-    sweep_dead_creators_files(directory);
+    // Only where this is the way files are made: with futex_waitv it is a fallback, and the
+    // processes sharing a directory there may see other pids (containers sharing a volume).
+    if (cross_process::uses_doorbell()) sweep_dead_creators_files(directory);
   }
   if (linked != 0) {
     unmap(region);

@@ -45,20 +45,20 @@ void ThreadParker::park_until_unparked() {
 }
 
 void ThreadParker::unpark_self() noexcept {
-#if defined(PARKLOCK_PARKER_WORD)
-  woken_.store(1, std::memory_order_release);
-#else
-  const std::lock_guard<std::mutex> guard(lock_);
-  woken_ = true;
-#endif
+  set_woken(true, std::memory_order_release);
 }
 
 void ThreadParker::rearm() noexcept {
+  set_woken(false, std::memory_order_relaxed);
+}
+
+void ThreadParker::set_woken(bool woken, std::memory_order order) noexcept {
 #if defined(PARKLOCK_PARKER_WORD)
-  woken_.store(0, std::memory_order_relaxed);
+  woken_.store(woken ? 1 : 0, order);
 #else
+  (void)order;
   const std::lock_guard<std::mutex> guard(lock_);
-  woken_ = false;
+  woken_ = woken;
 #endif
 }
 

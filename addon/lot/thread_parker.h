@@ -68,6 +68,8 @@ class ThreadParker {
  private:
   // Sleeps until unpark() or `until`; true if unparked.
   bool sleep_until(Clock::time_point until);
+  // Marks the parker woken or not, from the parked thread itself, which needs no wake-up sent.
+  void set_woken(bool woken, std::memory_order order) noexcept;
 
   enum class Slept { kUnparked, kTimedOut, kWordChanged };
   // Sleeps until unpark(), `until`, or a change of `word` from `expected` (park_watching()).
