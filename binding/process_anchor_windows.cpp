@@ -4,13 +4,9 @@
 // is inheritable, and it is never closed before then).
 #if defined(_WIN32)
 
-#ifndef WIN32_LEAN_AND_MEAN
-#define WIN32_LEAN_AND_MEAN
-#endif
-#include <windows.h>
-
 #include <cwchar>
 
+#include "os/windows_api.h"
 #include "process_anchor.h"
 
 namespace {

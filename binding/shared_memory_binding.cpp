@@ -3,7 +3,9 @@
 #include <cmath>
 #include <string>
 
-#if defined(__linux__) || defined(__APPLE__)
+#if defined(_WIN32)
+#include "os/windows_api.h"
+#else
 #include <dlfcn.h>
 #endif
 
@@ -58,13 +60,15 @@ using CreateExternalShared = napi_status (*)(napi_env env, void* data, std::size
                                              void (*finalize)(void* data, void* hint), void* hint,
                                              napi_value* result);
 CreateExternalShared external_shared_creator() {
-#if defined(__linux__) || defined(__APPLE__)
+#if defined(_WIN32)
+  // Node-API's functions are node.exe's exports (or those of the host that loaded the addon).
+  static const auto create = reinterpret_cast<CreateExternalShared>(reinterpret_cast<void*>(
+      GetProcAddress(GetModuleHandleW(nullptr), "node_api_create_external_sharedarraybuffer")));
+#else
   static const auto create = reinterpret_cast<CreateExternalShared>(
       dlsym(RTLD_DEFAULT, "node_api_create_external_sharedarraybuffer"));
-  return create;
-#else
-  return nullptr;
 #endif
+  return create;
 }
 
 // The finalizers of a region's memory: each buffer holds one use of the region, given back when
@@ -146,9 +150,37 @@ Napi::Value adopt_region(const Napi::CallbackInfo& info) {
     throw_range_error(env, "ERR_OUT_OF_RANGE", "adoptRegion(fd, mayRepair, size)");
   }
   const double size = region_size(info, 2, "adoptRegion(fd, mayRepair, size)");
-  return opening_result(
-      env, shared_region::adopt(static_cast<int>(fd), info[1].As<Napi::Boolean>().Value(),
-                                static_cast<std::uint64_t>(size)));
+  return opening_result(env, shared_region::adopt(static_cast<os::FileHandle>(fd),
+                                                  info[1].As<Napi::Boolean>().Value(),
+                                                  static_cast<std::uint64_t>(size)));
+}
+
+// openRegion(path, mayRepair, size) -> opening_result() for the existing file `path`, opened
+// here, never through a symbolic link: how Windows opens one (os::open_existing()), where
+// JavaScript's descriptors cannot be handed to the addon. Error 'open' (with ENOENT where nothing
+// is at `path`) where the file would not open, as node:fs's open would fail.
+Napi::Value open_region(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString() || !info[1].IsBoolean() || !info[2].IsNumber()) {
+    throw_type_error(env, "ERR_INVALID_ARG_TYPE", "openRegion(path, mayRepair, size)");
+  }
+  const double size = region_size(info, 2, "openRegion(path, mayRepair, size)");
+  shared_region::Opened opened;
+  opened.error = shared_region::OpenError::kUnsupported;
+#if defined(PARKLOCK_ACROSS_PROCESSES)
+  const std::string path = info[0].As<Napi::String>().Utf8Value();
+  opened.error = shared_region::OpenError::kSystem;
+  const os::FileHandle file = os::open_existing(path.c_str(), &opened.error_number);
+  if (file == os::kNoFile) {
+    Napi::Object result = opening_result(env, opened).As<Napi::Object>();
+    result.Set("error", "open");
+    return result;
+  }
+  opened = shared_region::adopt(file, info[1].As<Napi::Boolean>().Value(),
+                                static_cast<std::uint64_t>(size));
+  os::close_file(file);
+#endif
+  return opening_result(env, opened);
 }
 
 // regionsMapped() -> how many regions this process has mapped now (tests, diagnostics).
@@ -203,6 +235,7 @@ const Exports registered([](Napi::Env env, Napi::Object exports) {
   exports.Set("regionRepairWaitMs", static_cast<double>(shared_region::kRepairWait.count()));
   exports.Set("createRegion", Napi::Function::New(env, create_region, "createRegion"));
   exports.Set("adoptRegion", Napi::Function::New(env, adopt_region, "adoptRegion"));
+  exports.Set("openRegion", Napi::Function::New(env, open_region, "openRegion"));
   exports.Set("regionsMapped", Napi::Function::New(env, regions_mapped, "regionsMapped"));
   exports.Set("regionIdentity", Napi::Function::New(env, region_identity, "regionIdentity"));
   exports.Set("regionHolder", Napi::Function::New(env, region_holder, "regionHolder"));

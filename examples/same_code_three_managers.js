@@ -46,7 +46,8 @@ async function main() {
 main()
   .finally(async () => {
     if (kind === 'postgres') await manager.end();
-    fs.rmSync(lockFile, { force: true });
+    // Windows removes no file that a process maps: there it stays in the temporary directory.
+    if (process.platform !== 'win32') fs.rmSync(lockFile, { force: true });
   })
   .catch((error) => {
     console.error(error);

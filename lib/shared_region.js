@@ -10,6 +10,7 @@
 // for, the file holds the region's placement table (./placement_table.js), which memory.place()
 // and every primitive constructed there go through.
 const fs = require('node:fs');
+const os = require('node:os');
 const { fileURLToPath } = require('node:url');
 const util = require('node:util');
 
@@ -22,6 +23,9 @@ const { tableBytes, userBytesOf } = require('./placement_table');
 const { placeWith } = require('./placeable');
 
 const { O_RDWR, O_NOFOLLOW = 0 } = fs.constants;
+// Windows: the addon opens the file itself (a descriptor of Node's C runtime means nothing to the
+// addon's), never through a symbolic link.
+const OPENS_BY_PATH = process.platform === 'win32';
 const DEFAULT_SIZE = 4096;
 const MAX_BYTES = userBytesOf(native.regionMaxBytes);
 
@@ -105,10 +109,16 @@ const WHY = {
   'too-many': ['ERR_PARKLOCK_REGION_LIMIT', `This process has ${native.regionMostMapped} shared memory files mapped, the most it can`],
 };
 
+// The names of the C runtime's errno values, which the addon reports (on Windows too, where
+// libuv's own numbers differ from them).
+const ERRNO_NAMES = new Map(Object.entries(os.constants.errno).map(([name, number]) => [number, name]));
+
 // An error like those of node:fs for a system call of the addon that failed with `errno`.
 function systemError(errno, syscall, path) {
-  const code = util.getSystemErrorName(-errno);
-  const error = new Error(`${code}: ${util.getSystemErrorMessage?.(-errno) ?? code}, ${syscall} '${path}'`);
+  const code = ERRNO_NAMES.get(errno) ?? util.getSystemErrorName(-errno);
+  // Windows's libuv numbers its errors otherwise, and knows no message for these.
+  const known = process.platform === 'win32' ? undefined : util.getSystemErrorMessage?.(-errno);
+  const error = new Error(`${code}: ${known ?? code}, ${syscall} '${path}'`);
   Object.assign(error, { errno: -errno, code, syscall, path });
   return error;
 }
@@ -137,14 +147,11 @@ function refusal(why, path) {
   return regionError(code, path, message);
 }
 
-// Why there are no regions here, per platform.
-const UNSUPPORTED_BECAUSE = {
-  win32: "Windows's WaitOnAddress does not wait across processes, and parklock does not use named kernel objects",
-};
-
 function unsupported() {
-  const because = UNSUPPORTED_BECAUSE[process.platform] ?? 'waits across processes are built for Linux and macOS only so far';
-  return lockError('ERR_PARKLOCK_UNSUPPORTED', `sharedMemory() is not available on ${process.platform}: ${because}`);
+  return lockError(
+    'ERR_PARKLOCK_UNSUPPORTED',
+    `sharedMemory() is not available on ${process.platform}: waits across processes are built for Linux, macOS and Windows only so far`,
+  );
 }
 
 function validatePath(path) {
@@ -183,20 +190,29 @@ function sharedMemory(path, options) {
   const { size, mode, create } = validateOptions(options);
   if (!native.regionsSupported) throw unsupported();
   for (;;) {
-    let fd;
-    try {
-      fd = fs.openSync(path, O_RDWR | O_NOFOLLOW);
-    } catch (error) {
-      if (error.code !== 'ENOENT' || !create) throw error;
-    }
     let result;
-    if (fd === undefined) {
+    let fd;
+    if (OPENS_BY_PATH) {
+      result = native.openRegion(path, create, size === undefined ? 0 : size + tableBytes(size));
+      if (result.error === 'open') {
+        const error = systemError(result.errno, 'open', path);
+        if (error.code !== 'ENOENT' || !create) throw error;
+        result = undefined;
+      }
+    } else {
+      try {
+        fd = fs.openSync(path, O_RDWR | O_NOFOLLOW);
+      } catch (error) {
+        if (error.code !== 'ENOENT' || !create) throw error;
+      }
+    }
+    if (result === undefined && fd === undefined) {
       const user = size ?? DEFAULT_SIZE;
       result = native.createRegion(path, mode, user + tableBytes(user));
       // Another process created it first, or it was removed again: open what is there now.
       if (result.error === 'exists') continue;
       if (result.error === 'system') throw systemError(result.errno, 'open', path);
-    } else {
+    } else if (fd !== undefined) {
       try {
         result = native.adoptRegion(fd, create, size === undefined ? 0 : size + tableBytes(size));
       } finally {

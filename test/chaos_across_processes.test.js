@@ -14,8 +14,11 @@
 // Not asserted, as the README's "Across processes" says: a plain RWLock read hold whose process is
 // killed stays counted (so a process is never killed while it asks for or holds one, see GATE in
 // the fixtures); a Condition waiter killed stays counted (items are checked, never notify counts);
-// a process killed in the nanoseconds between the two stores of an RWLock write acquisition or
-// drain leaves it held, or drained, with nobody to report.
+// a process killed in the nanoseconds between the two stores of an RWLock write or upgradable
+// acquisition, a release or a drain leaves it held, or drained, with nobody to report. Such a
+// storm ends with its survivors stuck: the test ends it then, saying so, but only when the lock's
+// words are exactly what that window leaves (a named hold or a drain whose owner word is 0);
+// any other stuck state fails.
 //
 // PARKLOCK_CHAOS_PROCESS_MS sets each storm's length (default 4000 ms); PARKLOCK_CHAOS_SEED the
 // seed of the kills and of the children's choices (a failure names the seed it ran with).
@@ -27,10 +30,12 @@ const path = require('node:path');
 const { fork } = require('node:child_process');
 const { sharedMemory, Mutex, Condition, Semaphore, RWLock, Latch, Barrier, Once } = require('../lib');
 const native = require('../lib/native');
-const { HANG_LIMIT_MS, fixture, tick, waitFor, withinLimit, exitIfKeptAlive, messageFrom } = require('./helpers');
+const { layout: RWLOCK_LAYOUT } = require('../lib/rwlock_words');
+const { HANG_LIMIT_MS, fixture, tick, waitFor, withinLimit, exitIfKeptAlive, messageFrom, removeTemporary } = require('./helpers');
 const {
   LAYOUT,
   FIELD,
+  WORD,
   PHASE,
   WRONG_TEXT,
   TABLE,
@@ -95,6 +100,14 @@ async function finished(where, entries, what, help = async () => {}) {
   const helping = help(() => over);
   try {
     await withinLimit(Promise.all(entries.map((entry) => entry.exit)), what, FINISH_LIMIT_MS);
+  } catch (error) {
+    const window = where.leftByAKillBetweenStores?.();
+    if (window !== undefined) {
+      for (const entry of entries) entry.child.kill('SIGKILL');
+      throw new DocumentedWindow(`${window}; ${stuckState(where)}`);
+    }
+    error.message += `\n${stuckState(where)}`;
+    throw error;
   } finally {
     over = true;
     await helping;
@@ -103,6 +116,29 @@ async function finished(where, entries, what, help = async () => {}) {
     assert.deepEqual(await entry.exit, { code: 0, signal: null }, `process ${entry.index} (${entry.task}) exits on its own`);
     assert.equal(where.ledger.of(entry.index).get('FINISHED'), 1, `process ${entry.index} finished`);
   }
+}
+
+// A storm stuck on what the README documents as unrecoverable (the header above): not a failure.
+class DocumentedWindow extends Error {}
+
+// Whether an RWLock's words are what a process killed between its two stores leaves: a write or
+// upgradable hold, or a drain, that names nobody. A description of it, or undefined.
+function rwlockOrphaned(where) {
+  const { STATE_INDEX, OWNER_INDEX, WRITER, UPGRADABLE, DRAINING } = RWLOCK_LAYOUT;
+  const words = new Int32Array(where.memory.buffer, LAYOUT.PRIMITIVE, 2);
+  const state = Atomics.load(words, STATE_INDEX);
+  if (Atomics.load(words, OWNER_INDEX) !== 0 || (state & (WRITER | UPGRADABLE | DRAINING)) === 0) return undefined;
+  return `a process was killed between the two stores of an RWLock acquisition or drain (state ${state}, owner 0): the lock names nobody to report`;
+}
+
+// What a hang leaves to read: the primitive's words, the shared words and every journal that is
+// not idle, finished or killed before the end (the processes still running, and the killed ones
+// whose phase may explain them).
+function stuckState(where) {
+  const primitive = Array.from(new Int32Array(where.memory.buffer, LAYOUT.PRIMITIVE, 2));
+  const words = Object.fromEntries(Object.keys(WORD).map((name) => [name, where.ledger.get(name)]));
+  const busy = journals(where).filter((journal) => journal.index > 0 && (journal.PHASE !== PHASE.IDLE || journal.GATE !== 0 || !journal.FINISHED));
+  return `stuck state: primitive words ${JSON.stringify(primitive)}, shared words ${JSON.stringify(words)}, journals ${JSON.stringify(busy)}`;
 }
 
 // A storm: a process per task, and until DURATION_MS has passed (or the journal is nearly full),
@@ -209,6 +245,10 @@ function chaos(name, body) {
     try {
       await body(t, seed);
     } catch (error) {
+      if (error instanceof DocumentedWindow) {
+        t.skip(`${error.message} (PARKLOCK_CHAOS_SEED=${SEED})`);
+        return;
+      }
       error.message += `\n(PARKLOCK_CHAOS_SEED=${SEED} PARKLOCK_CHAOS_PROCESS_MS=${DURATION_MS})`;
       throw error;
     }
@@ -219,7 +259,7 @@ describe('chaos across processes', { skip: !native.regionsSupported && 'no regio
   before(() => {
     directory = fs.mkdtempSync(path.join(os.tmpdir(), 'parklock-chaos-'));
   });
-  after(() => fs.rmSync(directory, { recursive: true, force: true }));
+  after(() => removeTemporary(directory));
   // A failed test may leave processes running.
   afterEach(() => {
     for (const child of children) child.kill('SIGKILL');
@@ -373,6 +413,7 @@ describe('chaos across processes', { skip: !native.regionsSupported && 'no regio
 
   chaos('RWLock: a writer is alone and the count exact, a killed writer is taken over, readers only ever beside readers', async (t, seed) => {
     const where = region('rwlock');
+    where.leftByAKillBetweenStores = () => rwlockOrphaned(where);
     const { ledger } = where;
     const rwlock = new RWLock(where.memory, LAYOUT.PRIMITIVE);
     const settle = (dead) => settleCount(ledger, dead);

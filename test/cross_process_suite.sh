@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every JavaScript test file that maps a region, through sharedMemory() or a LockManager's file:
-# the cross-process suite. Run by test/portable.sh (Linux, with macOS's mechanism) and by
-# prebuild.yml on macOS runners.
+# the cross-process suite. Run by test/portable.sh (Linux, with the doorbell mechanism) and by
+# prebuild.yml on macOS and Windows runners.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 node --test --test-concurrency=1 \

@@ -5,6 +5,7 @@
 // 2-core machine can stall any thread for a long while. Time limits here only turn a hang (a lost
 // wake-up, a deadlock, a worker that never exits) into a quick, named failure.
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
 const { setMaxListeners } = require('node:events');
@@ -283,7 +284,24 @@ function exited(child) {
     : new Promise((resolve) => child.once('exit', resolve));
 }
 
+// Removes a test's temporary directory. Windows removes no file that a process maps, and this
+// process's regions stay mapped until the garbage collector frees their buffers: there, what is
+// still mapped stays behind in the temporary directory.
+function removeTemporary(directory) {
+  try {
+    fs.rmSync(directory, { recursive: true, force: true });
+  } catch (error) {
+    if (process.platform !== 'win32' || !['EPERM', 'EBUSY', 'EACCES', 'ENOTEMPTY'].includes(error.code)) throw error;
+  }
+}
+
+// Whether this is Windows's Node running under Wine, whose few departures from Windows some tests
+// say they leave out.
+const UNDER_WINE = process.platform === 'win32' && process.env.WINELOADER !== undefined;
+
 module.exports = {
+  UNDER_WINE,
+  removeTemporary,
   HANG_LIMIT_MS,
   fixture,
   wordOf,

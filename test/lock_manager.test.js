@@ -9,7 +9,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { fork } = require('node:child_process');
 const { LockManager, sharedMemory } = require('../lib');
-const { fixture, withinLimit, waitFor, messageFrom, exited } = require('./helpers');
+const { fixture, withinLimit, waitFor, messageFrom, exited, removeTemporary } = require('./helpers');
 
 const AGENT = fixture('named_lock_agent.js');
 const supported = require('../lib/native').regionsSupported;
@@ -26,7 +26,7 @@ describe('LockManager across processes', { skip: !supported && 'no regions on th
   before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parklock-lock-manager-'));
   });
-  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  after(() => removeTemporary(dir));
 
   it('4 processes and this one count exactly under one name', async () => {
     const file = freshPath();
@@ -184,7 +184,10 @@ describe('LockManager across processes', { skip: !supported && 'no regions on th
     assert.throws(() => new LockManager(small), { code: 'ERR_PARKLOCK_NOT_A_LOCK_FILE' });
     const link = path.join(dir, 'link.locks');
     fs.symlinkSync(freshPath(), link);
-    assert.throws(() => new LockManager(link), { code: 'ELOOP' });
+    // Where the system shows it as one: Wine's symbolic links read as missing.
+    if (fs.lstatSync(link, { throwIfNoEntry: false })?.isSymbolicLink()) {
+      assert.throws(() => new LockManager(link), { code: 'ELOOP' });
+    }
     assert.throws(() => new LockManager(''), { code: 'ERR_OUT_OF_RANGE' });
     assert.throws(() => new LockManager(freshPath(), { mode: 'rw' }), { code: 'ERR_INVALID_ARG_TYPE' });
     if (process.getuid?.() === 0) {
@@ -195,7 +198,9 @@ describe('LockManager across processes', { skip: !supported && 'no regions on th
     }
   });
 
-  it('creates its file with mode 0o600 unless told otherwise', () => {
+  it('creates its file with mode 0o600 unless told otherwise', {
+    skip: process.platform === 'win32' && "Windows has no file modes: a file's access is its directory's ACL",
+  }, () => {
     const file = freshPath();
     new LockManager(file);
     assert.equal(fs.statSync(file).mode & 0o777, 0o600);

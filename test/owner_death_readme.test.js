@@ -13,7 +13,7 @@ const { spawn } = require('node:child_process');
 const { Worker } = require('node:worker_threads');
 const { sharedMemory, Mutex, RWLock, OwnerDiedError } = require('../lib');
 const native = require('../lib/native');
-const { fixture, withinLimit, exitIfKeptAlive } = require('./helpers');
+const { fixture, withinLimit, exitIfKeptAlive, removeTemporary } = require('./helpers');
 
 exitIfKeptAlive();
 const README_LOCK = fixture('readme_lock.mjs');
@@ -117,7 +117,7 @@ describe('README code after a holder died inside executeLocked()', () => {
     before(() => {
       directory = fs.mkdtempSync(path.join(os.tmpdir(), 'parklock-readme-'));
     });
-    after(() => fs.rmSync(directory, { recursive: true, force: true }));
+    after(() => removeTemporary(directory));
     const file = () => path.join(directory, `region-${++serial}`);
 
     for (const [kind, form] of [

@@ -13,7 +13,7 @@ const { fork } = require('node:child_process');
 const { Worker, threadId } = require('node:worker_threads');
 const { sharedMemory, RWLock, inspect, TimeoutError } = require('../lib');
 const native = require('../lib/native');
-const { fixture, withinLimit, waitFor, exitIfKeptAlive, messageFrom, exited } = require('./helpers');
+const { fixture, withinLimit, waitFor, exitIfKeptAlive, messageFrom, exited, removeTemporary } = require('./helpers');
 
 exitIfKeptAlive();
 const AGENT = fixture('region_rwlock_agent.js');
@@ -57,7 +57,7 @@ describe('an RWLock across processes', { skip: !native.regionsSupported && 'no r
   before(() => {
     directory = fs.mkdtempSync(path.join(os.tmpdir(), 'parklock-rwlock-region-'));
   });
-  after(() => fs.rmSync(directory, { recursive: true, force: true }));
+  after(() => removeTemporary(directory));
 
   it('four processes reading, writing and upgrading: writers alone, every write counted', async () => {
     const { file, rwlock, counts } = region();

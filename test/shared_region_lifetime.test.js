@@ -11,7 +11,7 @@ const path = require('node:path');
 const { fork } = require('node:child_process');
 const { sharedMemory, Mutex } = require('../lib');
 const native = require('../lib/native');
-const { fixture, withinLimit, exitIfKeptAlive, messageFrom, exited } = require('./helpers');
+const { fixture, withinLimit, exitIfKeptAlive, messageFrom, exited, removeTemporary, UNDER_WINE } = require('./helpers');
 
 exitIfKeptAlive();
 const AGENT = fixture('region_lifetime_agent.js');
@@ -57,7 +57,7 @@ describe('sharedMemory() over a file\'s life', { skip: !supported && 'no regions
   before(() => {
     directory = fs.mkdtempSync(path.join(os.tmpdir(), 'parklock-lifetime-'));
   });
-  after(() => fs.rmSync(directory, { recursive: true, force: true }));
+  after(() => removeTemporary(directory));
 
   it('repairs a file that a creator left empty or unfinished, once, for four processes opening it at once', async () => {
     const empty = fresh('empty');
@@ -134,20 +134,24 @@ describe('sharedMemory() over a file\'s life', { skip: !supported && 'no regions
   });
 
   it('unmaps a region that nothing uses: 10,000 removals and re-creations in one process end with none mapped', async () => {
-    const child = agent('recreate', fresh(), 10_000);
+    // Windows keeps every file (a mapped one cannot be removed): 1,000 of them there.
+    const rounds = process.platform === 'win32' ? 1_000 : 10_000;
+    const child = agent('recreate', fresh(), rounds);
     const report = await withinLimit(reportOf(child), 'the re-creations', 120_000);
     await exited(child);
     assert.equal(report.after, 0, `${report.after} regions still mapped after the collections`);
-    assert.ok(report.most < 10_000, `all ${report.most} were mapped at once`);
+    assert.ok(report.most < rounds, `all ${report.most} were mapped at once`);
   });
 
-  it(`maps at most ${native.regionMostMapped} regions at once, refusing the next with ERR_PARKLOCK_REGION_LIMIT until some are let go`, async () => {
+  it(`maps at most ${native.regionMostMapped} regions at once, refusing the next with ERR_PARKLOCK_REGION_LIMIT until some are let go`, {
+    skip: UNDER_WINE && "Wine's server runs out of descriptors (EMFILE) before that many files are open",
+  }, async () => {
     const where = fs.mkdtempSync(path.join(directory, 'fill-'));
     const child = agent('fill', where);
     const report = await withinLimit(reportOf(child), 'the regions to be filled', 120_000);
     await exited(child);
     assert.deepEqual(report, { opened: native.regionMostMapped, code: 'ERR_PARKLOCK_REGION_LIMIT', after: 0, again: true });
-    fs.rmSync(where, { recursive: true, force: true });
+    removeTemporary(where);
   });
 
   it('a process that lets go of a region holding a lock ends its identities there: the next acquirer is told', async () => {
@@ -172,6 +176,13 @@ describe('sharedMemory() over a file\'s life', { skip: !supported && 'no regions
     const waiters = [agent('wait', file, 0, 'sync'), agent('wait', file, 0, 'async')];
     const outcomes = waiters.map((waiter) => messageFrom(waiter, (m) => m?.outcome !== undefined));
     await withinLimit(Promise.all(waiters.map((w) => messageFrom(w, (m) => m === 'waiting'))), 'the waiters to queue');
+    if (process.platform === 'win32') {
+      // Windows refuses to shorten a file that a process maps: the case cannot arise there.
+      assert.throws(() => fs.truncateSync(file, 0));
+      for (const child of [holder, ...waiters]) child.kill('SIGKILL');
+      await Promise.all([holder, ...waiters].map(exited));
+      return;
+    }
     fs.truncateSync(file, 0);
     fs.truncateSync(file, native.regionHeaderBytes + 64);
     for (const { outcome } of await withinLimit(Promise.all(outcomes), 'the waiters to hear of it')) {

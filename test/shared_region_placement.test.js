@@ -13,7 +13,7 @@ const path = require('node:path');
 const { fork } = require('node:child_process');
 const { sharedMemory, Mutex, Semaphore, Latch, Barrier, RWLock, Once } = require('../lib');
 const native = require('../lib/native');
-const { fixture, withinLimit, exitIfKeptAlive, messageFrom, exited } = require('./helpers');
+const { fixture, withinLimit, exitIfKeptAlive, messageFrom, exited, removeTemporary } = require('./helpers');
 const { LATCH, SEMAPHORE } = require('./fixtures/region_placer');
 
 exitIfKeptAlive();
@@ -52,7 +52,7 @@ describe('placing primitives in sharedMemory()', { skip: !native.regionsSupporte
   before(() => {
     directory = fs.mkdtempSync(path.join(os.tmpdir(), 'parklock-placement-'));
   });
-  after(() => fs.rmSync(directory, { recursive: true, force: true }));
+  after(() => removeTemporary(directory));
 
   it('memory.place() in every process: none sees the Latch or the Semaphore before the creator would have written it', async () => {
     const reports = await othersFirst('place');

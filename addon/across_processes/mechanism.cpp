@@ -6,7 +6,7 @@
 namespace parklock::cross_process {
 
 bool uses_doorbell() noexcept {
-#if defined(__APPLE__)
+#if defined(__APPLE__) || defined(_WIN32)
   return true;
 #elif defined(__linux__)
   static const bool portable = [] {

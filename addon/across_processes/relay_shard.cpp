@@ -68,11 +68,13 @@ void poll_once(const std::vector<Watched>& keys, const std::vector<std::int32_t>
 }
 #endif
 
-// With the doorbell: where the shard last read its region's count of rings, and what it read.
+// With the doorbell: where the shard last read its region's count of rings, what it read, and
+// its thread's place among the doorbell's sleepers.
 struct RingsSeen {
   const shared_region::Region* region = nullptr;
   shared_region::DoorbellPlace doorbell;
   std::uint32_t count = 0;
+  DoorbellSleeper sleeper;
 };
 
 // The shard's keys now, after dropping those nobody here waits on any more: a waiter that queues
@@ -98,6 +100,8 @@ void take_stock(RelayShard& shard, std::mutex& lock, std::vector<Watched>& keys,
                list.end());
     if (list.empty()) shard.region = nullptr;
     if (rings != nullptr && rings->region != shard.region) {
+      // Before the region's last use here goes (`dropped`, below).
+      rings->sleeper.leave();
       rings->region = shard.region;
       rings->doorbell = list.empty() ? shared_region::DoorbellPlace{}
                                      : shared_region::doorbell_place(word_of(list.front().key));
@@ -215,7 +219,7 @@ struct ShardRound {
     const std::uint32_t now =
         atomic_ref<std::uint32_t>(*rings.doorbell.rings).load(std::memory_order_acquire);
     if (now == rings.count) {
-      os::wait_on_word(rings.doorbell.rings, now, kOwnerPollInterval, /*shared=*/true);
+      rings.sleeper.sleep(rings.doorbell, now, kOwnerPollInterval);
       continue;
     }
     const Rung rung = rung_between(rings.doorbell, rings.count, now);

@@ -10,22 +10,12 @@
 #include "lot/atomic_ref.h"
 
 #if defined(PARKLOCK_ACROSS_PROCESSES)
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <chrono>
 #include <thread>
 
 #include "os/process_start.h"
-
-#ifndef SEEK_DATA
-#define SEEK_DATA 3  // Linux's, where the C library's headers do not say it
-#endif
+#include "os/sleeper_event.h"
 #endif
 
 namespace parklock::shared_region {
@@ -35,10 +25,10 @@ namespace parklock::shared_region {
 struct Region {
   std::uint8_t* base = nullptr;  // the header; the user area follows it
   std::uint64_t user_bytes = 0;
-  std::uint64_t identity = 0;  // the file's identity (header offset 16), as it was mapped
-  int fd = -1;                 // kept open: it carries this process's liveness locks
-  dev_t device = 0;
-  ino_t inode = 0;
+  std::uint64_t identity = 0;         // the file's identity (header offset 16), as it was mapped
+  os::FileHandle file = os::kNoFile;  // kept open: it carries this process's liveness locks
+  std::uint64_t device = 0;           // with file_id: which file (os::FileFacts)
+  std::uint64_t file_id = 0;
   // Uses (shared_region.h): taken by a holder of one, or under `registry`; the last given back
   // under `registry`, so that a new use of a region found there cannot race its unmapping.
   std::atomic<std::size_t> uses{1};
@@ -46,6 +36,8 @@ struct Region {
   // the file, which another process could scribble on. Read without the lock by owner_ended().
   std::mutex taking;
   std::array<std::atomic<ThreadId>, kSlots> local_thread{};  // 0: not ours
+  // Other processes' doorbell sleepers, as this process's rings wake them (doorbell.h).
+  os::SleeperEvents sleeper_events;
 
   std::size_t mapped_bytes() const { return kHeaderBytes + user_bytes; }
   std::uintptr_t user_begin() const {
@@ -148,19 +140,20 @@ bool file_intact(const Region& region);
 // Whether the file still holds every byte mapped and the header this process mapped. Checks the
 // file's length first: reading a mapped page past the end of a truncated file raises SIGBUS.
 bool whole_and_intact(const Region& region) {
-  struct stat now {};
-  return fstat(region.fd, &now) == 0 &&
-         static_cast<std::uint64_t>(now.st_size) >= region.mapped_bytes() && file_intact(region);
+  os::FileFacts now;
+  int error = 0;
+  return os::facts_of(region.file, &now, &error) && now.bytes >= region.mapped_bytes() &&
+         file_intact(region);
 }
 
 // Under `registry`: the region of this file, if this process has it mapped and the file still
 // holds what was mapped (a mapping of a file truncated since stays for its users, but a new
 // opener maps the file as it is now).
-Region* mapped_file(const struct stat& info) {
+Region* mapped_file(const os::FileFacts& facts) {
   const std::size_t count = mapped_count.load(std::memory_order_relaxed);
   for (std::size_t i = 0; i < count; ++i) {
     Region* region = spans[i].region.load(std::memory_order_relaxed);
-    if (region->device == info.st_dev && region->inode == info.st_ino &&
+    if (region->device == facts.device && region->file_id == facts.file &&
         whole_and_intact(*region)) {
       return region;
     }
@@ -169,29 +162,8 @@ Region* mapped_file(const struct stat& info) {
 }
 
 #if defined(__linux__)
-bool byte_lock(int fd, std::int64_t byte, short type) {
-  struct flock lock {};
-  lock.l_type = type;
-  lock.l_whence = SEEK_SET;
-  lock.l_start = byte;
-  lock.l_len = 1;
-  return fcntl(fd, F_OFD_SETLK, &lock) == 0;
-}
-
-bool liveness_lock(const Region& region, std::size_t slot, short type) {
-  return byte_lock(region.fd, kLivenessBase + static_cast<std::int64_t>(slot), type);
-}
-
-// Whether some open file description (another process's: ours never conflicts with itself)
-// holds the liveness lock of `slot`.
-bool liveness_held_elsewhere(const Region& region, std::size_t slot) {
-  struct flock lock {};
-  lock.l_type = F_WRLCK;
-  lock.l_whence = SEEK_SET;
-  lock.l_start = kLivenessBase + static_cast<std::int64_t>(slot);
-  lock.l_len = 1;
-  if (fcntl(region.fd, F_OFD_GETLK, &lock) != 0) return true;  // cannot tell: assume alive
-  return lock.l_type != F_UNLCK;
+constexpr std::int64_t liveness_byte(std::size_t slot) {
+  return kLivenessBase + static_cast<std::int64_t>(slot);
 }
 #endif
 
@@ -201,7 +173,7 @@ std::uint32_t own_mechanism() {
 
 // This process's start (os/process_start.h), as its slots record it.
 std::uint64_t own_start() {
-  static const std::uint64_t start = os::process_start(static_cast<std::int32_t>(getpid()));
+  static const std::uint64_t start = os::process_start(os::current_pid());
   return start;
 }
 
@@ -209,7 +181,7 @@ std::uint64_t own_start() {
 // A slot of this process that no thread here holds was left by an earlier mapping of the file.
 bool process_of_slot_alive(const Region& region, std::size_t slot) {
   const auto pid = static_cast<std::int32_t>(region.pid(slot).load(std::memory_order_relaxed));
-  if (pid == static_cast<std::int32_t>(getpid())) return false;
+  if (pid == os::current_pid()) return false;
   const std::uint64_t now = os::process_start(pid);
   if (now == os::kStartUnknown) return true;  // cannot tell: assume alive
   if (now == os::kNoProcess) return false;
@@ -220,7 +192,9 @@ bool process_of_slot_alive(const Region& region, std::size_t slot) {
 // Whether the slot's process, another than this one, is alive (Identities, shared_region.h).
 bool alive_elsewhere(const Region& region, std::size_t slot) {
 #if defined(__linux__)
-  if (!cross_process::uses_doorbell()) return liveness_held_elsewhere(region, slot);
+  // Another open file description's lock (ours never conflicts with itself).
+  if (!cross_process::uses_doorbell())
+    return os::byte_locked_elsewhere(region.file, liveness_byte(slot));
 #endif
   return process_of_slot_alive(region, slot);
 }
@@ -229,7 +203,11 @@ bool alive_elsewhere(const Region& region, std::size_t slot) {
 // holds it after all (the futex_waitv mechanism's lock is taken).
 bool take_liveness(const Region& region, std::size_t slot) {
 #if defined(__linux__)
-  if (!cross_process::uses_doorbell() && !liveness_lock(region, slot, F_WRLCK)) return false;
+  int error = 0;
+  if (!cross_process::uses_doorbell() &&
+      !os::try_lock_byte(region.file, liveness_byte(slot), &error)) {
+    return false;
+  }
 #endif
   region.set_start(slot, own_start());
   return true;
@@ -237,31 +215,30 @@ bool take_liveness(const Region& region, std::size_t slot) {
 
 void give_up_liveness(const Region& region, std::size_t slot) {
 #if defined(__linux__)
-  if (!cross_process::uses_doorbell()) liveness_lock(region, slot, F_UNLCK);
+  if (!cross_process::uses_doorbell()) os::unlock_byte(region.file, liveness_byte(slot));
 #else
   (void)region;
   (void)slot;
 #endif
 }
 
-// The lock a repairer of an unfinished file holds (Creation, shared_region.h); false with errno.
-bool take_init_lock(int fd) {
+// The lock a repairer of an unfinished file holds (Creation, shared_region.h); false with
+// `*error` (EAGAIN or EACCES: another holds it).
+bool take_init_lock(os::FileHandle file, int* error) {
 #if defined(__linux__)
-  if (!cross_process::uses_doorbell()) return byte_lock(fd, kInitLock, F_WRLCK);
+  if (!cross_process::uses_doorbell()) return os::try_lock_byte(file, kInitLock, error);
 #endif
-  if (flock(fd, LOCK_EX | LOCK_NB) == 0) return true;
-  if (errno == EWOULDBLOCK) errno = EAGAIN;
-  return false;
+  return os::try_lock_file(file, error);
 }
 
-void give_up_init_lock(int fd) {
+void give_up_init_lock(os::FileHandle file) {
 #if defined(__linux__)
   if (!cross_process::uses_doorbell()) {
-    byte_lock(fd, kInitLock, F_UNLCK);
+    os::unlock_byte(file, kInitLock);
     return;
   }
 #endif
-  flock(fd, LOCK_UN);
+  os::unlock_file(file);
 }
 
 constexpr ThreadId identity_of(std::size_t slot, std::uint32_t generation) {
@@ -301,7 +278,8 @@ ThreadId take_slot(Region& region, ThreadId thread) {
     }
     const std::uint32_t generation = region.generation(slot).load(std::memory_order_relaxed) + 1;
     region.generation(slot).store(generation, std::memory_order_relaxed);
-    region.pid(slot).store(static_cast<std::uint32_t>(getpid()), std::memory_order_relaxed);
+    region.pid(slot).store(static_cast<std::uint32_t>(os::current_pid()),
+                           std::memory_order_relaxed);
     region.thread(slot).store(static_cast<std::uint32_t>(thread), std::memory_order_relaxed);
     region.state(slot).store(kLive, std::memory_order_release);
     region.local_thread[slot] = thread;
@@ -335,7 +313,7 @@ std::uint64_t new_file_identity() {
   static std::atomic<std::uint64_t> made{0};
   std::uint64_t x =
       static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-      (static_cast<std::uint64_t>(getpid()) << 40) ^
+      (static_cast<std::uint64_t>(os::current_pid()) << 40) ^
       (made.fetch_add(1, std::memory_order_relaxed) * 0x9e3779b97f4a7c15u);
   // splitmix64's finalizer spreads the bits.
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
@@ -344,28 +322,27 @@ std::uint64_t new_file_identity() {
   return x == 0 ? 1 : x;
 }
 
-// Maps the whole file `fd` (kHeaderBytes + `size` bytes, which it holds): a Region not yet
-// registered, which owns `fd` from then on.
-Region* map_file(int fd, const struct stat& info, std::uint64_t size, OpenError* error,
-                 int* error_number) {
-  void* base = mmap(nullptr, kHeaderBytes + size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (base == MAP_FAILED) {
+// Maps the whole file `file` (kHeaderBytes + `size` bytes, which it holds): a Region not yet
+// registered, which owns `file` from then on.
+Region* map_file(os::FileHandle file, const os::FileFacts& facts, std::uint64_t size,
+                 OpenError* error, int* error_number) {
+  void* base = os::map_file(file, kHeaderBytes + size, /*writable=*/true, error_number);
+  if (base == nullptr) {
     *error = OpenError::kSystem;
-    *error_number = errno;
     return nullptr;
   }
   auto* region = new Region();
   region->base = static_cast<std::uint8_t*>(base);
   region->user_bytes = size;
-  region->fd = fd;
-  region->device = info.st_dev;
-  region->inode = info.st_ino;
+  region->file = file;
+  region->device = facts.device;
+  region->file_id = facts.file;
   return region;
 }
 
 void unmap(Region* region) {
-  munmap(region->base, region->mapped_bytes());
-  close(region->fd);
+  os::unmap_file(region->base, region->mapped_bytes());
+  os::close_file(region->file);
   delete region;
 }
 
@@ -391,10 +368,10 @@ void write_header(Region& region) {
 Opened publish(Region* region, bool created) {
   {
     const std::lock_guard<std::mutex> guard(registry);
-    struct stat info {};
-    info.st_dev = region->device;
-    info.st_ino = region->inode;
-    Region* already = mapped_file(info);
+    os::FileFacts facts;
+    facts.device = region->device;
+    facts.file = region->file_id;
+    Region* already = mapped_file(facts);
     const std::size_t count = mapped_count.load(std::memory_order_relaxed);
     if (already == nullptr && count < kMostRegions) {
       const Changing changing;
@@ -414,9 +391,10 @@ Opened publish(Region* region, bool created) {
 // zeros, but for the version, the size, the identity and the mechanism, which a creator (of this
 // layout, or of an earlier one) writes before the magic; and no more bytes than a region has.
 // Anything else is not a region's, and not ours to overwrite. Past the header, only the file's data
-// extents are read (SEEK_DATA): a creator's file is sized with ftruncate, which allocates nothing.
-bool only_unfinished_zeros(int fd, std::uint64_t file_bytes, const std::uint8_t* header,
-                           std::size_t length) {
+// extents are read where the OS tells them (os::only_zeros()): a creator's file is sized with
+// os::resize_file(), which need not store its zeros.
+bool only_unfinished_zeros(os::FileHandle file, std::uint64_t file_bytes,
+                           const std::uint8_t* header, std::size_t length) {
   if (file_bytes > kHeaderBytes + kMaxUserBytes) return false;
   const auto zero = [](std::uint8_t byte) { return byte == 0; };
   const auto zeros = [&](std::size_t from, std::size_t to) {
@@ -428,27 +406,18 @@ bool only_unfinished_zeros(int fd, std::uint64_t file_bytes, const std::uint8_t*
       (length > kMechanismOffset && header[kMechanismOffset] > kDoorbellMechanism)) {
     return false;
   }
-  std::array<std::uint8_t, 65536> chunk;
-  auto at = static_cast<off_t>(length);
-  while (static_cast<std::uint64_t>(at) < file_bytes) {
-    const off_t data = lseek(fd, at, SEEK_DATA);
-    if (data < 0) return errno == ENXIO;  // no data past `at`: holes read as zeros
-    const ssize_t got = pread(fd, chunk.data(), chunk.size(), data);
-    if (got <= 0) return got == 0;
-    if (!std::all_of(chunk.data(), chunk.data() + got, zero)) return false;
-    at = data + got;
-  }
-  return true;
+  return os::only_zeros(file, length, file_bytes);
 }
 
 // What the header of an existing file says, read through a read-only mapping of it: kNone with
 // the region's size, kUnfinished (no magic yet, and nothing but an unfinished region's zeros),
 // or why it is not a region.
-Opened read_header(int fd, std::uint64_t file_bytes) {
+Opened read_header(os::FileHandle file, std::uint64_t file_bytes) {
   if (file_bytes == 0) return failure(OpenError::kUnfinished);
   const std::size_t length = std::min<std::uint64_t>(file_bytes, kHeaderBytes);
-  void* mapped = mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
-  if (mapped == MAP_FAILED) return failure(OpenError::kSystem, errno);
+  int error = 0;
+  void* mapped = os::map_file(file, length, /*writable=*/false, &error);
+  if (mapped == nullptr) return failure(OpenError::kSystem, error);
   const auto* header = static_cast<const std::uint8_t*>(mapped);
   const auto field = [header](std::size_t offset) {
     return atomic_ref<const std::uint32_t>(*reinterpret_cast<const std::uint32_t*>(header + offset))
@@ -457,8 +426,8 @@ Opened read_header(int fd, std::uint64_t file_bytes) {
   Opened checked;
   if (length < 4 || field(0) != kMagic) {
     checked =
-        failure(only_unfinished_zeros(fd, file_bytes, header, length) ? OpenError::kUnfinished
-                                                                      : OpenError::kNotARegion);
+        failure(only_unfinished_zeros(file, file_bytes, header, length) ? OpenError::kUnfinished
+                                                                        : OpenError::kNotARegion);
   } else if (length < kHeaderBytes) {
     checked = failure(OpenError::kTooSmall);
   } else if (field(4) != kVersion) {
@@ -473,51 +442,50 @@ Opened read_header(int fd, std::uint64_t file_bytes) {
       checked = failure(OpenError::kTooSmall);
     }
   }
-  munmap(mapped, length);
+  os::unmap_file(mapped, length);
   return checked;
 }
 
 // An unfinished file (read_header()): repaired into a region of `size` user bytes under the init
 // lock, or, once another process's repair has finished, read again. Never waits longer than
 // kRepairWait, and only while another process holds the lock.
-Opened repair(int fd, bool may_repair, std::uint64_t size) {
+Opened repair(os::FileHandle file, bool may_repair, std::uint64_t size) {
   const auto give_up = std::chrono::steady_clock::now() + kRepairWait;
-  while (!take_init_lock(fd)) {
-    if (errno != EAGAIN && errno != EACCES) return failure(OpenError::kSystem, errno);
+  int error = 0;
+  while (!take_init_lock(file, &error)) {
+    if (error != EAGAIN && error != EACCES) return failure(OpenError::kSystem, error);
     if (std::chrono::steady_clock::now() > give_up) return failure(OpenError::kBusy);
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   // Under the lock: a repair that finished meanwhile shows in the file.
-  struct stat info {};
+  os::FileFacts facts;
   Opened result;
-  if (fstat(fd, &info) != 0) {
-    result = failure(OpenError::kSystem, errno);
+  if (!os::facts_of(file, &facts, &error)) {
+    result = failure(OpenError::kSystem, error);
   } else {
-    result = read_header(fd, static_cast<std::uint64_t>(info.st_size));
+    result = read_header(file, facts.bytes);
   }
   if (result.error == OpenError::kUnfinished && may_repair) {
     // Never shorter than the file: a process may still map it from before a truncation.
-    const auto file_bytes = static_cast<std::uint64_t>(info.st_size);
-    if (file_bytes > kHeaderBytes)
-      size = std::max<std::uint64_t>(size, (file_bytes - kHeaderBytes + 7) & ~std::uint64_t{7});
+    if (facts.bytes > kHeaderBytes)
+      size = std::max<std::uint64_t>(size, (facts.bytes - kHeaderBytes + 7) & ~std::uint64_t{7});
     result = failure(OpenError::kSystem);
-    const int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (own < 0) {
-      result.error_number = errno;
-    } else if (ftruncate(own, static_cast<off_t>(kHeaderBytes + size)) != 0) {
+    const os::FileHandle own = os::duplicate_file(file, &result.error_number);
+    if (own == os::kNoFile) {
+      // result says why
+    } else if (!os::resize_file(own, kHeaderBytes + size, &result.error_number)) {
       // Sized, never emptied first: a process may still map the file from before a truncation
       // (Integrity), and would fault on pages past a zero length. What it finds is zeros, or the
       // words it wrote there since, which name identities of no live slot.
-      result.error_number = errno;
-      close(own);
-    } else if (Region* region = map_file(own, info, size, &result.error, &result.error_number)) {
+      os::close_file(own);
+    } else if (Region* region = map_file(own, facts, size, &result.error, &result.error_number)) {
       write_header(*region);
       result = publish(region, /*created=*/true);
     } else {
-      close(own);
+      os::close_file(own);
     }
   }
-  give_up_init_lock(fd);
+  give_up_init_lock(file);
   return result;
 }
 
@@ -529,92 +497,41 @@ bool supported() noexcept {
 
 namespace {
 
-// The prefix of a creator's temporary name in the target's directory, before its pid.
-constexpr char kTemporaryPrefix[] = ".parklock-";
-
-// Removes from `directory` the temporary files of creators that died before removing them (the
-// named way, below, where a kill between making the file and removing its name leaves it): those
-// named after a process that no longer runs. A live creator's is never removed, whichever
-// process has its pid now.
-void sweep_dead_creators_files(const std::string& directory) {
-  DIR* listing = opendir(directory.c_str());
-  if (listing == nullptr) return;
-  const std::size_t prefix = sizeof(kTemporaryPrefix) - 1;
-  while (const dirent* entry = readdir(listing)) {
-    const std::string name = entry->d_name;
-    if (name.compare(0, prefix, kTemporaryPrefix) != 0) continue;
-    const std::size_t dash = name.find('-', prefix);
-    if (dash == std::string::npos || dash == prefix) continue;
-    const std::string digits = name.substr(prefix, dash - prefix);
-    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
-    if (os::process_start(std::stoi(digits)) != os::kNoProcess) continue;
-    unlinkat(dirfd(listing), entry->d_name, 0);
-  }
-  closedir(listing);
-}
-
-// Makes the region file, finished, and links it at `path`: `unnamed` (O_TMPFILE in `directory`,
-// linked through /proc/self/fd), or under a temporary name in `directory`, removed once linked.
-// kUnsupported: that way is not available here (no O_TMPFILE or no /proc for the unnamed way, no
-// hard links for the named one).
+// Makes the region file, finished, and gives it the name `path`: made unnamed, or under a
+// temporary name in `directory` (os::start_file()). kUnsupported: that way is not available here.
 Opened make_and_link(const char* path, const std::string& directory, unsigned mode,
                      std::uint64_t size, bool unnamed) {
-  std::string temporary;
-  int fd;
-  if (unnamed) {
-    // The doorbell mechanism's way (mechanism.h) has no unnamed files: macOS has none.
-#if defined(O_TMPFILE)
-    if (cross_process::uses_doorbell()) return failure(OpenError::kUnsupported);
-    fd = open(directory.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
-    if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
-      return failure(OpenError::kUnsupported);
-    }
-#else
-    return failure(OpenError::kUnsupported);
-#endif
-  } else {
-    // A short name, so that a long target name does not make it too long.
-    temporary = directory + "/" + kTemporaryPrefix + std::to_string(getpid()) + "-" +
-                std::to_string(new_file_identity() % 1000000007u);
-    fd = open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-  }
-  if (fd < 0) return failure(OpenError::kSystem, errno);
-  struct stat info {};
-  OpenError error = OpenError::kSystem;
+  // The doorbell mechanism's way (mechanism.h) has no unnamed files: macOS has none.
+  if (unnamed && cross_process::uses_doorbell()) return failure(OpenError::kUnsupported);
+  os::NewFile made;
   int error_number = 0;
+  const os::Made started =
+      os::start_file(directory, unnamed, mode, new_file_identity(), &made, &error_number);
+  if (started == os::Made::kUnsupported) return failure(OpenError::kUnsupported);
+  if (started != os::Made::kMade) return failure(OpenError::kSystem, error_number);
+  os::FileFacts facts;
+  OpenError error = OpenError::kSystem;
   Region* region = nullptr;
-  if (ftruncate(fd, static_cast<off_t>(kHeaderBytes + size)) != 0 || fstat(fd, &info) != 0) {
-    error_number = errno;
-    close(fd);
-  } else if ((region = map_file(fd, info, size, &error, &error_number)) == nullptr) {
-    close(fd);
+  if (!os::resize_file(made.file, kHeaderBytes + size, &error_number) ||
+      !os::facts_of(made.file, &facts, &error_number)) {
+    os::close_file(made.file);
+  } else if ((region = map_file(made.file, facts, size, &error, &error_number)) == nullptr) {
+    os::close_file(made.file);
   }
   if (region == nullptr) {
-    if (!temporary.empty()) unlink(temporary.c_str());
+    os::abandon_file(made);
     return failure(error, error_number);
   }
   write_header(*region);
-  int linked;
-  if (unnamed) {
-    const std::string self = "/proc/self/fd/" + std::to_string(fd);
-    linked = linkat(AT_FDCWD, self.c_str(), AT_FDCWD, path, AT_SYMLINK_FOLLOW);
-  } else {
-    linked = link(temporary.c_str(), path);
-  }
-  const int link_error = errno;
-  if (!temporary.empty()) {
-    unlink(temporary.c_str());
-    // Only where this is the way files are made: with futex_waitv it is a fallback, and the
-    // processes sharing a directory there may see other pids (containers sharing a volume).
-    if (cross_process::uses_doorbell()) sweep_dead_creators_files(directory);
-  }
-  if (linked != 0) {
+  const os::Made published = os::publish_file(made, path, &error_number);
+  // Only where this is the way files are made: with futex_waitv it is a fallback, and the
+  // processes sharing a directory there may see other pids (containers sharing a volume).
+  if (!unnamed && cross_process::uses_doorbell()) os::remove_dead_creators_files(directory);
+  if (published != os::Made::kMade) {
     unmap(region);
-    const bool unsupported = unnamed ? link_error == ENOENT && access("/proc/self/fd", F_OK) != 0
-                                     : link_error == EPERM || link_error == EXDEV ||
-                                           link_error == EOPNOTSUPP || link_error == EMLINK;
-    if (unsupported) return failure(OpenError::kUnsupported);
-    return failure(link_error == EEXIST ? OpenError::kExists : OpenError::kSystem, link_error);
+    if (published == os::Made::kUnsupported) return failure(OpenError::kUnsupported);
+    return failure(published == os::Made::kExists ? OpenError::kExists : OpenError::kSystem,
+                   error_number);
   }
   return publish(region, /*created=*/true);
 }
@@ -623,10 +540,13 @@ Opened make_and_link(const char* path, const std::string& directory, unsigned mo
 // a region in place, as the repair of an unfinished file is (adopt()), so that a kill in between
 // leaves a file the next opener repairs.
 Opened make_in_place(const char* path, unsigned mode, std::uint64_t size) {
-  const int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-  if (fd < 0) return failure(errno == EEXIST ? OpenError::kExists : OpenError::kSystem, errno);
-  Opened made = adopt(fd, /*may_repair=*/true, size);
-  close(fd);
+  int error = 0;
+  const os::FileHandle file = os::create_exclusive(path, mode, &error);
+  if (file == os::kNoFile) {
+    return failure(error == EEXIST ? OpenError::kExists : OpenError::kSystem, error);
+  }
+  Opened made = adopt(file, /*may_repair=*/true, size);
+  os::close_file(file);
   return made;
 }
 
@@ -634,10 +554,7 @@ Opened make_in_place(const char* path, unsigned mode, std::uint64_t size) {
 
 Opened create(const char* path, unsigned mode, std::uint64_t size) {
   if (size > kMaxUserBytes) return failure(OpenError::kTooSmall);
-  const std::string target(path);
-  const std::size_t slash = target.find_last_of('/');
-  const std::string directory =
-      slash == std::string::npos ? "." : (slash == 0 ? "/" : target.substr(0, slash));
+  const std::string directory = os::directory_of(path);
   Opened made = make_and_link(path, directory, mode, size, /*unnamed=*/true);
   if (made.error == OpenError::kUnsupported) {
     made = make_and_link(path, directory, mode, size, /*unnamed=*/false);
@@ -646,34 +563,36 @@ Opened create(const char* path, unsigned mode, std::uint64_t size) {
   return made;
 }
 
-Opened adopt(int caller_fd, bool may_repair, std::uint64_t size) {
+Opened adopt(os::FileHandle caller_file, bool may_repair, std::uint64_t size) {
   if (size > kMaxUserBytes) return failure(OpenError::kTooSmall);
-  struct stat info {};
-  if (fstat(caller_fd, &info) != 0) return failure(OpenError::kSystem, errno);
-  if (!S_ISREG(info.st_mode)) return failure(OpenError::kNotRegular);
-  if (info.st_uid != geteuid()) return failure(OpenError::kForeignOwner);
+  os::FileFacts facts;
+  int error_number = 0;
+  if (!os::facts_of(caller_file, &facts, &error_number)) {
+    return failure(OpenError::kSystem, error_number);
+  }
+  if (!facts.regular) return failure(OpenError::kNotRegular);
+  if (!facts.ours) return failure(OpenError::kForeignOwner);
   {
     const std::lock_guard<std::mutex> guard(registry);
-    if (Region* region = mapped_file(info)) {
+    if (Region* region = mapped_file(facts)) {
       if (size > region->user_bytes) return failure(OpenError::kTooSmall);
       region->uses.fetch_add(1, std::memory_order_relaxed);
       return opened_from(region);
     }
   }
-  Opened header = read_header(caller_fd, static_cast<std::uint64_t>(info.st_size));
+  Opened header = read_header(caller_file, facts.bytes);
   if (header.error == OpenError::kUnfinished) {
-    header = repair(caller_fd, may_repair, size != 0 ? size : kDefaultBytes);
+    header = repair(caller_file, may_repair, size != 0 ? size : kDefaultBytes);
     if (header.region != nullptr) return header;
   }
   if (header.error != OpenError::kNone) return header;
   if (size > header.size) return failure(OpenError::kTooSmall);
-  const int fd = fcntl(caller_fd, F_DUPFD_CLOEXEC, 0);
-  if (fd < 0) return failure(OpenError::kSystem, errno);
+  const os::FileHandle file = os::duplicate_file(caller_file, &error_number);
+  if (file == os::kNoFile) return failure(OpenError::kSystem, error_number);
   OpenError error = OpenError::kNone;
-  int error_number = 0;
-  Region* region = map_file(fd, info, header.size, &error, &error_number);
+  Region* region = map_file(file, facts, header.size, &error, &error_number);
   if (region == nullptr) {
-    close(fd);
+    os::close_file(file);
     return failure(error, error_number);
   }
   region->identity = region->identity_in_file();
@@ -819,11 +738,14 @@ IdentityInfo describe(const void* word, ThreadId identity) noexcept {
 }
 
 DoorbellPlace doorbell_place(const void* word) noexcept {
-  const Region* region = region_at(word);
+  Region* region = region_at(word);
   if (region == nullptr) return {};
   return {reinterpret_cast<std::uint32_t*>(region->base + kDoorbellOffset),
           reinterpret_cast<std::uint64_t*>(region->base + kRecentRingsOffset),
-          reinterpret_cast<const std::uint8_t*>(region->user_begin())};
+          reinterpret_cast<const std::uint8_t*>(region->user_begin()),
+          region->base + kSleepersOffset,
+          region->identity,
+          &region->sleeper_events};
 }
 
 // --- The registration ledger ---
@@ -847,7 +769,7 @@ Opened create(const char*, unsigned, std::uint64_t) {
   opened.error = OpenError::kUnsupported;
   return opened;
 }
-Opened adopt(int, bool, std::uint64_t) {
+Opened adopt(os::FileHandle, bool, std::uint64_t) {
   Opened opened;
   opened.error = OpenError::kUnsupported;
   return opened;

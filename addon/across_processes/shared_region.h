@@ -1,7 +1,7 @@
 // A region of memory that several processes share: a file that each of them maps (MAP_SHARED),
 // at whatever address, and whose words hold primitives exactly as a SharedArrayBuffer's do.
 //
-// File layout (version 3; words in the machine's byte order):
+// File layout (version 4; words in the machine's byte order):
 //
 //   offset  bytes          field
 //   ------  -------------  ------------------------------------------------------------------------
@@ -19,6 +19,8 @@
 //   kLedgerOffset          the registration ledger: kLedgerEntries entries of 8 bytes, which
 //                          name who holds the waits counted in the user area's Condition words
 //                          (registration_ledger.h)
+//   kSleepersOffset        the doorbell's sleepers: kSleeperEntries entries of 32 bytes, the first
+//                          of which counts the entries ever used (doorbell.h)
 //   kHeaderBytes           the user area: what sharedMemory() hands out, the words of primitives
 //
 // Creation. A region appears at its path finished: its creator makes an unnamed file in the
@@ -75,11 +77,16 @@
 #include <utility>
 
 #include "lot/thread_id.h"
+#include "os/region_file.h"
+
+namespace parklock::os {
+class SleeperEvents;
+}
 
 namespace parklock::shared_region {
 
 inline constexpr std::uint32_t kMagic = 0x4b4c4b50;  // "PKLK"
-inline constexpr std::uint32_t kVersion = 3;
+inline constexpr std::uint32_t kVersion = 4;
 inline constexpr std::size_t kIdentityOffset = 16;
 inline constexpr std::size_t kDoorbellOffset = 24;
 inline constexpr std::size_t kMechanismOffset = 28;
@@ -95,7 +102,10 @@ inline constexpr std::size_t kLedgerOffset = 32768;
 static_assert(kSlotsOffset + kSlots * kSlotBytes == kLedgerOffset);
 inline constexpr std::size_t kLedgerEntryBytes = 8;
 inline constexpr std::size_t kLedgerEntries = 4096;
-inline constexpr std::size_t kHeaderBytes = kLedgerOffset + kLedgerEntries * kLedgerEntryBytes;
+inline constexpr std::size_t kSleepersOffset = kLedgerOffset + kLedgerEntries * kLedgerEntryBytes;
+inline constexpr std::size_t kSleeperBytes = 32;
+inline constexpr std::size_t kSleeperEntries = 512;
+inline constexpr std::size_t kHeaderBytes = kSleepersOffset + kSleeperEntries * kSleeperBytes;
 // The user area starts at a multiple of 16 KiB: a page boundary for 4 and 16 KiB pages.
 static_assert(kHeaderBytes % 16384 == 0);
 // Region sizes users may ask for: up to 1 GiB of words.
@@ -159,12 +169,12 @@ bool supported() noexcept;
 // kExists if the path exists, whatever it is.
 Opened create(const char* path, unsigned mode, std::uint64_t size);
 
-// Maps the region of the open file `fd` (which the caller keeps and may close: the region keeps
+// Maps the region of the open file `file` (which the caller keeps and may close: the region keeps
 // a duplicate, which carries this process's liveness locks). It must be a region of at least
 // `size` user bytes (0: any size); an unfinished one is repaired into a region of `size` bytes
 // (kDefaultBytes if 0) where `may_repair`, else refused (kUnfinished). A file this process has
 // mapped already is not mapped again: the result is the same region, with one more use.
-Opened adopt(int fd, bool may_repair, std::uint64_t size);
+Opened adopt(os::FileHandle file, bool may_repair, std::uint64_t size);
 inline constexpr std::uint64_t kDefaultBytes = 4096;
 
 // One more use of `region`, by a caller that holds one already.
@@ -266,12 +276,16 @@ void end_identities_of(ThreadId thread, Visit&& visit) {
 
 // --- The doorbell (doorbell.h documents it) ---
 
-// The doorbell of the region holding `word`: its count of rings, its latest rings, and the user
-// area whose word indices they name. All null outside every region.
+// The doorbell of the region holding `word`: its count of rings, its latest rings, the user area
+// whose word indices they name, its sleepers, and what names their events (the file's identity)
+// and keeps them open here. All null outside every region.
 struct DoorbellPlace {
   std::uint32_t* rings = nullptr;
   std::uint64_t* recent = nullptr;  // kRecentRings of them
   const std::uint8_t* user = nullptr;
+  std::uint8_t* sleepers = nullptr;  // kSleeperEntries entries of kSleeperBytes
+  std::uint64_t file_identity = 0;
+  os::SleeperEvents* events = nullptr;
 };
 DoorbellPlace doorbell_place(const void* word) noexcept;
 

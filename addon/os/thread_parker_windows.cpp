@@ -4,15 +4,8 @@
 // parker alive while it notifies (see thread_parker.h, Lifetime).
 #if defined(_WIN32)
 
-#ifndef WIN32_LEAN_AND_MEAN
-#define WIN32_LEAN_AND_MEAN
-#endif
-#ifndef NOMINMAX
-#define NOMINMAX
-#endif
-#include <windows.h>
-
 #include "lot/thread_parker.h"
+#include "os/windows_api.h"
 
 namespace parklock {
 
@@ -25,10 +18,7 @@ namespace {
 // that a sleep never ends before `until`; the caller re-checks the clock either way.
 DWORD milliseconds_until(Clock::time_point until) {
   if (until == Clock::time_point::max()) return INFINITE;
-  const auto left = until - Clock::now();
-  if (left <= Clock::duration::zero()) return 0;
-  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
-  return ms >= static_cast<long long>(INFINITE) ? INFINITE - 1 : static_cast<DWORD>(ms);
+  return os::milliseconds_for(until - Clock::now());
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ function noLockFiles(cause) {
   const error = lockError(
     'ERR_PARKLOCK_UNSUPPORTED',
     `new LockManager(path) is not available on ${process.platform}: lock files are shared memory, ` +
-      `which parklock maps only on Linux and macOS for now; locks (within one process) works here`,
+      `which parklock maps only on Linux, macOS and Windows for now; locks (within one process) works here`,
   );
   error.cause = cause;
   return error;

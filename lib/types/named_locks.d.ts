@@ -92,7 +92,7 @@ export interface LockManagerOptions {
 export class LockManager {
   /**
    * The lock file at `path`, created (never through a symbolic link) if it does not exist and
-   * shared by every process that opens it. Linux and macOS: elsewhere it throws
+   * shared by every process that opens it. Linux, macOS and Windows: elsewhere it throws
    * ERR_PARKLOCK_UNSUPPORTED.
    */
   constructor(path: string | URL, options?: LockManagerOptions);

@@ -1,5 +1,5 @@
 // sharedMemory(): memory several processes share through a file, for a Mutex, Condition,
-// Semaphore, RWLock, Latch, Barrier or Once that waits across processes (Linux and macOS;
+// Semaphore, RWLock, Latch, Barrier or Once that waits across processes (Linux, macOS and Windows;
 // elsewhere it throws ERR_PARKLOCK_UNSUPPORTED).
 import type { Mutex } from './mutex.js';
 import type { Condition } from './condition.js';

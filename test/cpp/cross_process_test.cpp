@@ -9,7 +9,7 @@
 
 #include "across_processes/mechanism.h"
 
-#if defined(__linux__) && defined(__x86_64__)
+#if (defined(__linux__) && defined(__x86_64__)) || defined(_WIN32)
 #include <atomic>
 #include <memory>
 #include <thread>

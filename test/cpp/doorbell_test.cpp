@@ -1,20 +1,31 @@
-// across_processes/doorbell.h: what a relay learns from the doorbell between two readings, in
-// one process (the relay asleep on it is tested with waits, in cross_process_test.cpp, when
-// PARKLOCK_CROSS_PROCESS=portable). Native x86-64 Linux, where regions are.
+// across_processes/doorbell.h: what a relay learns from the doorbell between two readings, and
+// its sleepers (their entries, woken by a ring or an announcement by the OS's own wake-up: the
+// signal word's futex on Linux, a named event on Windows), in one process (relays asleep on it
+// are tested with waits in cross_process_test.cpp, when PARKLOCK_CROSS_PROCESS=portable, and on
+// Windows). Native x86-64 Linux and Windows, where regions are.
 #include "across_processes/doorbell.h"
 
 #include <gtest/gtest.h>
 
-#if defined(__linux__) && defined(__x86_64__)
+#if (defined(__linux__) && defined(__x86_64__)) || defined(_WIN32)
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "lot/atomic_ref.h"
+#include "os/process_start.h"
+#include "sleeping_child.h"
 #include "temporary_region.h"
+#include "test_support.h"
 
 namespace parklock {
 namespace {
 
+using testing::kHangGuardMs;
+using testing::SleepingChild;
 using testing::TemporaryRegion;
+using testing::WaitUntil;
 
 class DoorbellTest : public ::testing::Test {
  protected:
@@ -23,6 +34,58 @@ class DoorbellTest : public ::testing::Test {
   }
   std::vector<std::uint32_t> words(const cross_process::Rung& rung) const {
     return {rung.words, rung.words + rung.count};
+  }
+
+  // The sleepers' table: entry i's key, start and signal.
+  atomic_ref<std::uint64_t> key(std::size_t i) const {
+    return atomic_ref<std::uint64_t>(
+        *reinterpret_cast<std::uint64_t*>(doorbell_.sleepers + i * shared_region::kSleeperBytes));
+  }
+  atomic_ref<std::uint64_t> start(std::size_t i) const {
+    return atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(
+        doorbell_.sleepers + i * shared_region::kSleeperBytes + 8));
+  }
+  atomic_ref<std::uint32_t> signal(std::size_t i) const {
+    return atomic_ref<std::uint32_t>(*reinterpret_cast<std::uint32_t*>(
+        doorbell_.sleepers + i * shared_region::kSleeperBytes + 16));
+  }
+  atomic_ref<std::uint32_t> entries_taken() const {
+    return atomic_ref<std::uint32_t>(*reinterpret_cast<std::uint32_t*>(doorbell_.sleepers));
+  }
+  // Entries whose key names this process.
+  std::vector<std::size_t> own_entries() const {
+    std::vector<std::size_t> own;
+    for (std::size_t i = 1; i < shared_region::kSleeperEntries; ++i) {
+      if ((key(i).load() >> 32) == static_cast<std::uint32_t>(os::current_pid())) own.push_back(i);
+    }
+    return own;
+  }
+
+  // A sleeper on a thread of its own, asleep for up to a minute: woken by what `wake` does
+  // once it is asleep (on its entry), or, where it has none, once it has started. True when it
+  // woke before the hang guard, long before its own timeout.
+  template <typename Wake>
+  bool woken_by(cross_process::DoorbellSleeper& sleeper, bool has_entry, Wake&& wake) {
+    std::atomic<bool> woke{false};
+    std::atomic<bool> started{false};
+    std::thread sleeping([&] {
+      const std::uint32_t seen = now();
+      started = true;
+      sleeper.sleep(doorbell_, seen, std::chrono::minutes(1));
+      woke = true;
+    });
+    const bool asleep = WaitUntil([&] {
+      if (!started) return false;
+      if (!has_entry) return true;
+      const std::vector<std::size_t> own = own_entries();
+      return own.size() == 1 && signal(own[0]).load() == os::kSleeperAsleep;
+    });
+    wake();
+    const bool woken =
+        asleep && WaitUntil([&] { return woke.load(); },
+                            std::chrono::milliseconds(static_cast<int>(kHangGuardMs)));
+    sleeping.join();
+    return woken;
   }
 
   TemporaryRegion region_{64};
@@ -91,6 +154,58 @@ TEST_F(DoorbellTest, TheCountOfRingsWraps) {
   const cross_process::Rung rung = cross_process::rung_between(doorbell_, from, now());
   EXPECT_FALSE(rung.every);
   EXPECT_EQ(words(rung), (std::vector<std::uint32_t>{5, 6, 7}));
+}
+
+TEST_F(DoorbellTest, ARingWakesASleeperAsleepInItsEntryAndItsEntryIsFreeOnceItLeaves) {
+  cross_process::DoorbellSleeper sleeper;
+  EXPECT_TRUE(woken_by(sleeper, true, [&] { cross_process::ring(doorbell_, words_ + 1); }));
+  EXPECT_EQ(own_entries().size(), 1u);
+  // Asleep again, in the same entry: an announcement wakes it too.
+  EXPECT_TRUE(woken_by(sleeper, true, [&] { cross_process::announce(doorbell_); }));
+  const std::vector<std::size_t> own = own_entries();
+  ASSERT_EQ(own.size(), 1u);
+  sleeper.leave();
+  EXPECT_EQ(key(own[0]).load(), 0u);
+  EXPECT_TRUE(own_entries().empty());
+}
+
+TEST_F(DoorbellTest, ARingBeforeTheSleepIsNotSleptThrough) {
+  cross_process::DoorbellSleeper sleeper;
+  const std::uint32_t seen = now();
+  cross_process::ring(doorbell_, words_);
+  const auto before = std::chrono::steady_clock::now();
+  sleeper.sleep(doorbell_, seen, std::chrono::minutes(1));
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(20));
+  sleeper.leave();
+}
+
+TEST_F(DoorbellTest, ATableFullOfTheDeadGivesANewcomerADeadOnesEntry) {
+  SleepingChild ended;
+  const std::uint64_t dead_start = os::process_start(ended.pid());
+  ended.kill();
+  ended.reap();
+  const std::uint64_t dead_key = (std::uint64_t{static_cast<std::uint32_t>(ended.pid())} << 32) | 1;
+  for (std::size_t i = 1; i < shared_region::kSleeperEntries; ++i) {
+    key(i).store(dead_key);
+    start(i).store(dead_start);
+    signal(i).store(os::kSleeperAsleep);
+  }
+  entries_taken().store(shared_region::kSleeperEntries);
+  cross_process::DoorbellSleeper sleeper;
+  EXPECT_TRUE(woken_by(sleeper, true, [&] { cross_process::ring(doorbell_, words_); }));
+  EXPECT_EQ(own_entries().size(), 1u);
+  sleeper.leave();
+}
+
+TEST_F(DoorbellTest, ATableFullOfTheLivingLeavesANewcomerLookingEveryMillisecond) {
+  const std::uint64_t alive_key =
+      (std::uint64_t{static_cast<std::uint32_t>(os::current_pid())} << 32) | 0xffffffffu;
+  for (std::size_t i = 1; i < shared_region::kSleeperEntries; ++i) key(i).store(alive_key);
+  entries_taken().store(shared_region::kSleeperEntries);
+  cross_process::DoorbellSleeper sleeper;
+  EXPECT_TRUE(woken_by(sleeper, false, [&] { cross_process::ring(doorbell_, words_); }));
+  for (std::size_t i = 1; i < shared_region::kSleeperEntries; ++i) key(i).store(0);
+  sleeper.leave();
 }
 
 }  // namespace

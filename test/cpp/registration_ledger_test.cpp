@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#if defined(__linux__) && defined(__x86_64__)
+#if (defined(__linux__) && defined(__x86_64__)) || defined(_WIN32)
 #include <cstdint>
 #include <map>
 

@@ -1,19 +1,15 @@
 // Regions other processes share, within one process: the files refused, creation and repair,
-// uses and release, a truncated file noticed, and identities that name a thread in the region
-// until it ends. Waits across processes are tested with real processes in
-// test/shared_region.test.js (a fork() without exec shares its parent's identities, so it cannot
-// stand for another process here). Native x86-64 Linux only: the emulated targets lack some of
-// the system calls (open-file-description locks).
+// uses and release, a truncated file noticed (POSIX; Windows refuses to shorten a mapped file),
+// and identities that name a thread in the region until it ends. Waits across processes are
+// tested with real processes in test/shared_region.test.js (a fork() without exec shares its
+// parent's identities, so it cannot stand for another process here). Native x86-64 Linux and
+// Windows (under Wine): the emulated targets lack some of the system calls (open-file-description
+// locks).
 #include "across_processes/shared_region.h"
 
 #include <gtest/gtest.h>
 
-#if defined(__linux__) && defined(__x86_64__)
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
+#if (defined(__linux__) && defined(__x86_64__)) || defined(_WIN32)
 #include <chrono>
 #include <cstdlib>
 #include <future>
@@ -35,28 +31,33 @@ using testing::IdentityElsewhere;
 using testing::RunOnEndingThread;
 using testing::TemporaryRegion;
 
-TEST(SharedRegionTest, RefusesAFileThatIsNotARegion) {
-  char name[] = "/tmp/parklock-region-test-XXXXXX";
-  const int fd = mkstemp(name);
-  ASSERT_EQ(write(fd, "garbage", 7), 7);
-  const shared_region::Opened opened = shared_region::adopt(fd, /*may_repair=*/true, 0);
-  close(fd);
-  unlink(name);
-  EXPECT_EQ(opened.region, nullptr);
-  EXPECT_EQ(opened.error, shared_region::OpenError::kNotARegion);
-}
+using testing::file_bytes;
+using testing::open_path;
+using testing::resize_path;
+using testing::write_at;
 
 // An empty file at a fresh path, removed at the end of the test.
 struct EmptyFile {
-  std::string path;
+  std::string path = testing::temporary_path();
   EmptyFile() {
-    char name[] = "/tmp/parklock-region-test-XXXXXX";
-    close(mkstemp(name));
-    path = name;
+    int error = 0;
+    const os::FileHandle file = os::create_exclusive(path.c_str(), 0600, &error);
+    EXPECT_NE(file, os::kNoFile);
+    if (file != os::kNoFile) os::close_file(file);
   }
-  ~EmptyFile() { unlink(path.c_str()); }
-  int open_it() const { return open(path.c_str(), O_RDWR | O_CLOEXEC); }
+  ~EmptyFile() { std::remove(path.c_str()); }
+  os::FileHandle open_it() const { return open_path(path); }
 };
+
+TEST(SharedRegionTest, RefusesAFileThatIsNotARegion) {
+  EmptyFile garbage;
+  ASSERT_TRUE(write_at(garbage.path, 0, "garbage", 7));
+  const os::FileHandle file = garbage.open_it();
+  const shared_region::Opened opened = shared_region::adopt(file, /*may_repair=*/true, 0);
+  os::close_file(file);
+  EXPECT_EQ(opened.region, nullptr);
+  EXPECT_EQ(opened.error, shared_region::OpenError::kNotARegion);
+}
 
 std::size_t mapped_now() {
   return shared_region::detail::mapped_count.load();
@@ -71,14 +72,12 @@ TEST(SharedRegionTest, CreatesOnlyWhereNothingIsAndSharesOneMappingPerFile) {
   const shared_region::Opened made = shared_region::create(path.c_str(), 0600, 64);
   ASSERT_NE(made.region, nullptr);
   EXPECT_TRUE(made.created);
-  struct stat info {};
-  ASSERT_EQ(stat(path.c_str(), &info), 0);
-  EXPECT_EQ(info.st_size, static_cast<off_t>(shared_region::kHeaderBytes + 64));
+  EXPECT_EQ(file_bytes(path), shared_region::kHeaderBytes + 64);
   EXPECT_EQ(shared_region::create(path.c_str(), 0600, 64).error, shared_region::OpenError::kExists);
 
-  const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
-  const shared_region::Opened again = shared_region::adopt(fd, /*may_repair=*/true, 0);
-  close(fd);
+  const os::FileHandle file = open_path(path);
+  const shared_region::Opened again = shared_region::adopt(file, /*may_repair=*/true, 0);
+  os::close_file(file);
   EXPECT_EQ(again.region, made.region);
   EXPECT_FALSE(again.created);
   EXPECT_EQ(mapped_now(), before + 1);
@@ -90,16 +89,16 @@ TEST(SharedRegionTest, CreatesOnlyWhereNothingIsAndSharesOneMappingPerFile) {
   shared_region::release(made.region);
   EXPECT_EQ(mapped_now(), before);
   EXPECT_EQ(shared_region::region_at(made.words), nullptr);
-  unlink(path.c_str());
+  std::remove(path.c_str());
 }
 
 TEST(SharedRegionTest, RepairsAnUnfinishedFileOnlyWhereAllowed) {
   EmptyFile empty;
-  const int fd = empty.open_it();
-  EXPECT_EQ(shared_region::adopt(fd, /*may_repair=*/false, 0).error,
+  const os::FileHandle file = empty.open_it();
+  EXPECT_EQ(shared_region::adopt(file, /*may_repair=*/false, 0).error,
             shared_region::OpenError::kUnfinished);
-  const shared_region::Opened repaired = shared_region::adopt(fd, /*may_repair=*/true, 128);
-  close(fd);
+  const shared_region::Opened repaired = shared_region::adopt(file, /*may_repair=*/true, 128);
+  os::close_file(file);
   ASSERT_NE(repaired.region, nullptr);
   EXPECT_TRUE(repaired.created);
   EXPECT_EQ(repaired.size, 128u);
@@ -107,32 +106,32 @@ TEST(SharedRegionTest, RepairsAnUnfinishedFileOnlyWhereAllowed) {
   shared_region::release(repaired.region);
 }
 
-// The init lock, held through another open file description, as another process's repairer holds
-// it: a byte lock with futex_waitv, flock(2) with the doorbell (mechanism.h).
+// The init lock, held through another open file, as another process's repairer holds it: a byte
+// lock with futex_waitv, the whole-file lock with the doorbell (mechanism.h).
 struct RepairUnderWay {
-  int fd;
-  explicit RepairUnderWay(const EmptyFile& file) : fd(file.open_it()) {
-    if (cross_process::uses_doorbell()) {
-      EXPECT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0);
+  os::FileHandle file;
+  explicit RepairUnderWay(const EmptyFile& empty) : file(empty.open_it()) {
+    int error = 0;
+#if defined(__linux__)
+    if (!cross_process::uses_doorbell()) {
+      EXPECT_TRUE(os::try_lock_byte(file, shared_region::kInitLock, &error));
       return;
     }
-    struct flock lock {};
-    lock.l_type = F_WRLCK;
-    lock.l_whence = SEEK_SET;
-    lock.l_start = shared_region::kInitLock;
-    lock.l_len = 1;
-    EXPECT_EQ(fcntl(fd, F_OFD_SETLK, &lock), 0);
+#endif
+    EXPECT_TRUE(os::try_lock_file(file, &error));
   }
-  ~RepairUnderWay() { close(fd); }  // drops the lock, as the repairer's death would
+  ~RepairUnderWay() {
+    os::close_file(file);
+  }  // drops the lock, as the repairer's death would
 };
 
 TEST(SharedRegionTest, AnOpenerWaitsForARepairUnderWayThenRepairsWhatItsRepairerLeft) {
   EmptyFile file;
   auto repairer = std::make_unique<RepairUnderWay>(file);
   auto opening = std::async(std::launch::async, [&file] {
-    const int fd = file.open_it();
-    const shared_region::Opened opened = shared_region::adopt(fd, /*may_repair=*/true, 64);
-    close(fd);
+    const os::FileHandle handle = file.open_it();
+    const shared_region::Opened opened = shared_region::adopt(handle, /*may_repair=*/true, 64);
+    os::close_file(handle);
     return opened;
   });
   EXPECT_EQ(opening.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
@@ -146,22 +145,32 @@ TEST(SharedRegionTest, AnOpenerWaitsForARepairUnderWayThenRepairsWhatItsRepairer
 TEST(SharedRegionTest, AnOpenerGivesUpOnARepairThatOutlastsTheWait) {
   EmptyFile file;
   const RepairUnderWay repairer(file);
-  const int fd = file.open_it();
-  EXPECT_EQ(shared_region::adopt(fd, /*may_repair=*/true, 64).error,
+  const os::FileHandle handle = file.open_it();
+  EXPECT_EQ(shared_region::adopt(handle, /*may_repair=*/true, 64).error,
             shared_region::OpenError::kBusy);
-  close(fd);
+  os::close_file(handle);
 }
+
+#if defined(_WIN32)
+TEST(SharedRegionTest, WindowsRefusesToShortenAMappedFile) {
+  TemporaryRegion region;
+  ASSERT_NE(region.opened.region, nullptr);
+  EXPECT_FALSE(resize_path(region.path, 0));
+  EXPECT_EQ(file_bytes(region.path), shared_region::kHeaderBytes + 64);
+  EXPECT_TRUE(shared_region::intact(region.opened.region));
+}
+#else
 
 TEST(SharedRegionTest, AFileTruncatedUnderItsUsersIsNoLongerIntactAndIsMappedAnewByTheNextOpener) {
   TemporaryRegion region;
   ASSERT_NE(region.opened.region, nullptr);
   EXPECT_TRUE(shared_region::intact(region.opened.region));
-  ASSERT_EQ(truncate(region.path.c_str(), 0), 0);
-  ASSERT_EQ(truncate(region.path.c_str(), shared_region::kHeaderBytes + 64), 0);
+  ASSERT_TRUE(resize_path(region.path, 0));
+  ASSERT_TRUE(resize_path(region.path, shared_region::kHeaderBytes + 64));
   EXPECT_FALSE(shared_region::intact(region.opened.region));
-  const int fd = open(region.path.c_str(), O_RDWR | O_CLOEXEC);
-  const shared_region::Opened anew = shared_region::adopt(fd, /*may_repair=*/true, 64);
-  close(fd);
+  const os::FileHandle file = open_path(region.path);
+  const shared_region::Opened anew = shared_region::adopt(file, /*may_repair=*/true, 64);
+  os::close_file(file);
   ASSERT_NE(anew.region, nullptr);
   EXPECT_NE(anew.region, region.opened.region);
   EXPECT_TRUE(anew.created);
@@ -171,56 +180,55 @@ TEST(SharedRegionTest, AFileTruncatedUnderItsUsersIsNoLongerIntactAndIsMappedAne
   shared_region::release(anew.region);
 }
 
+TEST(SharedRegionTest, AFileTruncatedToNothingUnderItsUserIsRepairedAndTheOldMappingGoesQuietly) {
+  TemporaryRegion region;
+  ASSERT_NE(region.opened.region, nullptr);
+  ASSERT_TRUE(resize_path(region.path, 0));
+  // Neither an open nor the old mapping's release reads a page past the file's end (SIGBUS).
+  const os::FileHandle early = open_path(region.path);
+  EXPECT_EQ(shared_region::adopt(early, /*may_repair=*/false, 64).error,
+            shared_region::OpenError::kUnfinished);
+  os::close_file(early);
+  shared_region::release(std::exchange(region.opened.region, nullptr));
+  const os::FileHandle file = open_path(region.path);
+  const shared_region::Opened anew = shared_region::adopt(file, /*may_repair=*/true, 64);
+  os::close_file(file);
+  ASSERT_NE(anew.region, nullptr);
+  EXPECT_TRUE(anew.created);
+  shared_region::release(anew.region);
+}
+#endif
+
 TEST(SharedRegionTest, RepairsOnlyZerosAndNeverShortensTheFile) {
   // Zeros where the header goes, data after it: somebody's file, left as it is.
   EmptyFile data;
   const std::size_t long_file = shared_region::kHeaderBytes + (1 << 20);
-  ASSERT_EQ(truncate(data.path.c_str(), static_cast<off_t>(long_file)), 0);
-  int fd = data.open_it();
-  ASSERT_EQ(pwrite(fd, "x", 1, static_cast<off_t>(long_file - 1)), 1);
-  EXPECT_EQ(shared_region::adopt(fd, /*may_repair=*/true, 64).error,
+  ASSERT_TRUE(resize_path(data.path, long_file));
+  ASSERT_TRUE(write_at(data.path, long_file - 1, "x", 1));
+  os::FileHandle file = data.open_it();
+  EXPECT_EQ(shared_region::adopt(file, /*may_repair=*/true, 64).error,
             shared_region::OpenError::kNotARegion);
-  close(fd);
-  struct stat info {};
-  ASSERT_EQ(stat(data.path.c_str(), &info), 0);
-  EXPECT_EQ(static_cast<std::size_t>(info.st_size), long_file);
+  os::close_file(file);
+  EXPECT_EQ(file_bytes(data.path), long_file);
 
   // Zeros all along, longer than asked: repaired at its own length.
   EmptyFile zeros;
-  ASSERT_EQ(truncate(zeros.path.c_str(), static_cast<off_t>(long_file)), 0);
-  fd = zeros.open_it();
-  const shared_region::Opened repaired = shared_region::adopt(fd, /*may_repair=*/true, 64);
-  close(fd);
+  ASSERT_TRUE(resize_path(zeros.path, long_file));
+  file = zeros.open_it();
+  const shared_region::Opened repaired = shared_region::adopt(file, /*may_repair=*/true, 64);
+  os::close_file(file);
   ASSERT_NE(repaired.region, nullptr);
   EXPECT_EQ(repaired.size, std::uint64_t{1} << 20);
   shared_region::release(repaired.region);
-}
-
-TEST(SharedRegionTest, AFileTruncatedToNothingUnderItsUserIsRepairedAndTheOldMappingGoesQuietly) {
-  TemporaryRegion region;
-  ASSERT_NE(region.opened.region, nullptr);
-  ASSERT_EQ(truncate(region.path.c_str(), 0), 0);
-  // Neither an open nor the old mapping's release reads a page past the file's end (SIGBUS).
-  const int early = open(region.path.c_str(), O_RDWR | O_CLOEXEC);
-  EXPECT_EQ(shared_region::adopt(early, /*may_repair=*/false, 64).error,
-            shared_region::OpenError::kUnfinished);
-  close(early);
-  shared_region::release(std::exchange(region.opened.region, nullptr));
-  const int fd = open(region.path.c_str(), O_RDWR | O_CLOEXEC);
-  const shared_region::Opened anew = shared_region::adopt(fd, /*may_repair=*/true, 64);
-  close(fd);
-  ASSERT_NE(anew.region, nullptr);
-  EXPECT_TRUE(anew.created);
-  shared_region::release(anew.region);
 }
 
 TEST(SharedRegionTest, EverySlotTakenRefusesAnotherIdentityUntilAHolderDiesOrEnds) {
   TemporaryRegion region;
   ASSERT_NE(region.opened.region, nullptr);
   const std::int32_t* word = region.opened.words;
-  // Half the slots held by other processes, the other half by threads here.
+  // Eight slots held by other processes, the others by threads here.
   std::vector<std::unique_ptr<IdentityElsewhere>> elsewhere;
-  for (std::size_t slot = 0; slot < shared_region::kSlots / 2; ++slot) {
+  for (std::size_t slot = 0; slot < 8; ++slot) {
     elsewhere.push_back(std::make_unique<IdentityElsewhere>(region, slot));
   }
   constexpr ThreadId kFirstHere = 100000;
@@ -281,7 +289,7 @@ TEST(SharedRegionTest, EachThreadHasItsOwnIdentityThereUntilItEnds) {
   EXPECT_TRUE(shared_region::is_region_identity(mine));
   EXPECT_EQ(shared_region::identity_at(word, current_thread_id()), mine);
   EXPECT_FALSE(shared_region::owner_ended(word, mine));
-  EXPECT_EQ(shared_region::describe(word, mine).pid, getpid());
+  EXPECT_EQ(shared_region::describe(word, mine).pid, os::current_pid());
 
   ThreadId theirs = kNoThread;
   RunOnEndingThread([&] { theirs = shared_region::identity_at(word, current_thread_id()); });

