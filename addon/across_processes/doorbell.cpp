@@ -60,9 +60,15 @@ void wake_sleepers(const shared_region::DoorbellPlace& doorbell) noexcept {
     const std::uint64_t key = key_of(table, entry).load(std::memory_order_seq_cst);
     if (key == 0 || key == kClaimingSleeper) continue;
     if (signal_of(table, entry).load(std::memory_order_seq_cst) == os::kSleeperSignaled) continue;
-    if (signal_of(table, entry).exchange(os::kSleeperSignaled, std::memory_order_seq_cst) ==
+    if (signal_of(table, entry).exchange(os::kSleeperSignaled, std::memory_order_seq_cst) !=
         os::kSleeperAsleep) {
-      doorbell.events->wake(entry, {doorbell.file_identity, key}, signal_word(table, entry));
+      continue;
+    }
+    // The key of the sleeper that went to sleep, read after its signal: the entry may have been
+    // given up and taken again since `key` was read (a Windows event is named after the key).
+    const std::uint64_t asleep = key_of(table, entry).load(std::memory_order_seq_cst);
+    if (asleep != 0 && asleep != kClaimingSleeper) {
+      doorbell.events->wake(entry, {doorbell.file_identity, asleep}, signal_word(table, entry));
     }
   }
 }

@@ -529,6 +529,7 @@ Opened make_and_link(const char* path, const std::string& directory, unsigned mo
   if (!unnamed && cross_process::uses_doorbell()) os::remove_dead_creators_files(directory);
   if (published != os::Made::kMade) {
     unmap(region);
+    os::abandon_file(made);
     if (published == os::Made::kUnsupported) return failure(OpenError::kUnsupported);
     return failure(published == os::Made::kExists ? OpenError::kExists : OpenError::kSystem,
                    error_number);

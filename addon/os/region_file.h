@@ -78,8 +78,9 @@ enum class Made { kMade, kExists, kUnsupported, kFailed };
 Made start_file(const std::string& directory, bool unnamed, unsigned mode, std::uint64_t number,
                 NewFile* made, int* error) noexcept;
 // Gives the new file the name `path`, if nothing has it (else kExists: the caller opens what is
-// there); kUnsupported where the file system cannot (no hard links). Either way, the temporary
-// name is gone after it (the handle stays open, the caller's).
+// there); kUnsupported where the file system cannot (no hard links). Published, the file has no
+// temporary name any more (the handle stays open, the caller's); otherwise the caller removes it
+// with abandon_file() once it has let go of the file (Windows removes no file that is mapped).
 Made publish_file(NewFile& made, const char* path, int* error) noexcept;
 // Removes the temporary name of a file that will not be published; closes nothing.
 void abandon_file(const NewFile& made) noexcept;

@@ -181,8 +181,11 @@ Made publish_file(NewFile& made, const char* path, int* error) noexcept {
     linked = link(made.temporary.c_str(), path);
   }
   const int link_error = errno;
-  abandon_file(made);
-  if (linked == 0) return Made::kMade;
+  if (linked == 0) {
+    abandon_file(made);
+    made.temporary.clear();
+    return Made::kMade;
+  }
   *error = link_error;
   if (link_error == EEXIST) return Made::kExists;
   // No hard links on this file system (the unnamed way's /proc was checked as it started).

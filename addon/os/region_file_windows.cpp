@@ -244,7 +244,6 @@ Made publish_file(NewFile& made, const char* path, int* error) noexcept {
     return Made::kMade;
   }
   const DWORD why = GetLastError();
-  abandon_file(made);
   *error = errno_of(why);
   if (why == ERROR_ALREADY_EXISTS || why == ERROR_FILE_EXISTS) return Made::kExists;
   return why == ERROR_NOT_SUPPORTED ? Made::kUnsupported : Made::kFailed;

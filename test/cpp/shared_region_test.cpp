@@ -12,6 +12,7 @@
 #if (defined(__linux__) && defined(__x86_64__)) || defined(_WIN32)
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <future>
 #include <memory>
 #include <string>
@@ -90,6 +91,24 @@ TEST(SharedRegionTest, CreatesOnlyWhereNothingIsAndSharesOneMappingPerFile) {
   EXPECT_EQ(mapped_now(), before);
   EXPECT_EQ(shared_region::region_at(made.words), nullptr);
   std::remove(path.c_str());
+}
+
+TEST(SharedRegionTest, ACreatorThatFindsThePathTakenLeavesNoTemporaryFileBehind) {
+  const std::filesystem::path directory = testing::temporary_path();
+  ASSERT_TRUE(std::filesystem::create_directory(directory));
+  const std::string path = (directory / "region").string();
+  const shared_region::Opened made = shared_region::create(path.c_str(), 0600, 64);
+  ASSERT_NE(made.region, nullptr);
+  // The loser of a creation race (with the doorbell, or on Windows: a named temporary file,
+  // renamed or linked into place) removes what it made once it has let go of it.
+  EXPECT_EQ(shared_region::create(path.c_str(), 0600, 64).error, shared_region::OpenError::kExists);
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+    names.push_back(entry.path().filename().string());
+  }
+  EXPECT_EQ(names, std::vector<std::string>{"region"});
+  shared_region::release(made.region);
+  std::filesystem::remove_all(directory);
 }
 
 TEST(SharedRegionTest, RepairsAnUnfinishedFileOnlyWhereAllowed) {
