@@ -265,6 +265,18 @@ describe('sharedMemory() and a Mutex across processes', { skip: !supported && 'n
       assert.throws(() => new Mutex(memory, offset), { code: 'ERR_OUT_OF_RANGE' }, String(offset));
     }
     assert.throws(() => new Mutex(memory, '0'), { code: 'ERR_INVALID_ARG_TYPE' });
+    // The addon's own way in (Windows's, where it opens the file itself), on every platform.
+    assert.throws(() => native.openRegion(42, true, 0), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => native.openRegion(path.join(directory, 'x'), 'yes', 0), { code: 'ERR_INVALID_ARG_TYPE' });
+    for (const size of [-8, 1.5, NaN, 2 ** 40]) {
+      assert.throws(() => native.openRegion(path.join(directory, 'x'), true, size), { code: 'ERR_OUT_OF_RANGE' }, String(size));
+    }
+    const missing = native.openRegion(path.join(directory, 'missing'), true, 0);
+    assert.equal(missing.error, 'open');
+    assert.equal(missing.errno, require('node:os').constants.errno.ENOENT);
+    assert.equal(fs.existsSync(path.join(directory, 'missing')), false);
+    const opened = native.openRegion(region().file, false, 0);
+    assert.ok(opened.memory.byteLength > 0, 'an existing region opens by its path');
   });
 
   it('refuses what does not wait across processes, rather than waiting wrongly', async () => {
